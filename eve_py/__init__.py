@@ -1,0 +1,86 @@
+"""eve-py: a Python agent runtime built around human-in-the-loop tools.
+
+Authoring (`define_tool`, `define_client_tool`, `disable_tool`, `define_agent`), loading
+(`compile_app`, `load_agent`, `resolve_tool`), running (`Runtime`, `InputResponse`) and the
+error root `EveError`. Stores live in `eve_py.sessions`, the mock model in `eve_py.testing`.
+"""
+
+from eve_py.agent import Agent, load_agent
+from eve_py.authoring import (
+    AgentDefinition,
+    ApprovalContext,
+    DisabledTool,
+    ToolContext,
+    ToolDefinition,
+    define_agent,
+    define_client_tool,
+    define_tool,
+    disable_tool,
+)
+from eve_py.compiler import Diagnostic, Manifest, compile_app
+from eve_py.errors import (
+    CompileError,
+    EveError,
+    InputResponseError,
+    InvalidAnswerError,
+    ModelConfigurationError,
+    ModelError,
+    PairingError,
+    RequestAlreadyAnsweredError,
+    SessionConflictError,
+    SessionError,
+    SessionNotFoundError,
+    SessionNotWaitingError,
+    SessionStateError,
+    ToolDefinitionError,
+    ToolResolutionError,
+    UnknownRequestError,
+)
+from eve_py.harness import Event, Runtime, Session, TurnResult, check_pairing
+from eve_py.models import Model
+from eve_py.parking import InputOption, InputRequest, InputResponse
+from eve_py.runtime import ResolvedTool, resolve_tool
+
+__all__ = (
+    "Agent",
+    "AgentDefinition",
+    "ApprovalContext",
+    "CompileError",
+    "Diagnostic",
+    "DisabledTool",
+    "Event",
+    "EveError",
+    "InputOption",
+    "InputRequest",
+    "InputResponse",
+    "InputResponseError",
+    "InvalidAnswerError",
+    "Manifest",
+    "Model",
+    "ModelConfigurationError",
+    "ModelError",
+    "PairingError",
+    "RequestAlreadyAnsweredError",
+    "ResolvedTool",
+    "Runtime",
+    "Session",
+    "SessionConflictError",
+    "SessionError",
+    "SessionNotFoundError",
+    "SessionNotWaitingError",
+    "SessionStateError",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolDefinitionError",
+    "ToolResolutionError",
+    "TurnResult",
+    "UnknownRequestError",
+    "check_pairing",
+    "compile_app",
+    "define_agent",
+    "define_client_tool",
+    "define_tool",
+    "disable_tool",
+    "load_agent",
+    "resolve_tool",
+)

@@ -1,0 +1,119 @@
+"""`Agent`: an app's resolved tools, instructions and model; `load_agent` builds it from a folder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from eve_py.authoring.agent import AgentDefinition
+from eve_py.authoring.definition import DisabledTool, ToolDefinition
+from eve_py.compiler.app import compile_app_definitions
+from eve_py.compiler.discovery import LoadFailure, load_module
+from eve_py.errors import ModelConfigurationError
+from eve_py.models.base import Model
+from eve_py.runtime.ask_question import FRAMEWORK_TOOLS
+from eve_py.runtime.tools import ResolvedTool, resolve_tool
+
+__all__ = ("Agent", "load_agent", "load_mock_model")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Agent:
+    """A runnable agent: what the model is told and which tools it may call."""
+
+    name: str
+    instructions: str | None = None
+    model: str | Model | None = None
+    """The agent's own model choice; `Runtime(model=...)` overrides it."""
+    max_steps: int = 20
+    tools: Mapping[str, ResolvedTool] = field(default_factory=dict)
+    """Every tool offered to the model, framework tools included."""
+    app_dir: Path | None = None
+
+    @classmethod
+    def from_definitions(
+        cls,
+        tools: Mapping[str, ToolDefinition | DisabledTool],
+        *,
+        name: str = "agent",
+        definition: AgentDefinition | None = None,
+        instructions: str | None = None,
+    ) -> Agent:
+        """Build an agent in code, without an app folder (handy in tests and notebooks).
+
+        Args:
+            tools: Definitions by tool name; a `DisabledTool` removes that framework tool.
+            name: A label for the agent.
+            definition: Model and limits; defaults to `AgentDefinition()`.
+            instructions: The system prompt (overrides `definition.instructions`).
+
+        Raises:
+            ToolResolutionError: A definition has a mixed or incomplete shape.
+        """
+        definition = definition or AgentDefinition()
+        disabled = {tool_name for tool_name, value in tools.items() if isinstance(value, DisabledTool)}
+        resolved = {
+            tool_name: resolve_tool(value, path=f"tools/{tool_name}.py", name=tool_name)
+            for tool_name, value in tools.items()
+            if not isinstance(value, DisabledTool)
+        }
+        return cls(
+            name=name,
+            instructions=instructions if instructions is not None else definition.instructions,
+            model=definition.model,
+            max_steps=definition.max_steps,
+            tools=_with_framework_tools(resolved, disabled),
+        )
+
+
+def _with_framework_tools(tools: Mapping[str, ResolvedTool], disabled: set[str]) -> dict[str, ResolvedTool]:
+    merged = {name: tool for name, tool in FRAMEWORK_TOOLS.items() if name not in tools and name not in disabled}
+    merged.update(tools)
+    return merged
+
+
+def load_agent(app_dir: str | Path) -> Agent:
+    """Compile an app and resolve every tool for the runtime.
+
+    The runtime normalizer (`resolve_tool`) re-checks each tool independently of the compiler.
+
+    Raises:
+        CompileError: The app has errors.
+        ToolResolutionError: A tool failed the runtime's own checks.
+    """
+    compiled = compile_app_definitions(app_dir)
+    resolved = {
+        name: resolve_tool(definition, path=path, name=name) for name, (path, definition) in compiled.tools.items()
+    }
+    return Agent(
+        name=Path(app_dir).resolve().name,
+        instructions=compiled.instructions,
+        model=compiled.agent.model,
+        max_steps=compiled.agent.max_steps,
+        tools=_with_framework_tools(resolved, set(compiled.disabled)),
+        app_dir=Path(app_dir),
+    )
+
+
+def load_mock_model(app_dir: str | Path) -> Model:
+    """Load `agent/mock_model.py`'s `model` (what `--model mock` uses).
+
+    Raises:
+        ModelConfigurationError: The file is missing, fails to import, or exports no `Model`.
+    """
+    app_dir = Path(app_dir)
+    path = app_dir / "agent" / "mock_model.py"
+    if not path.is_file():
+        raise ModelConfigurationError(
+            f"--model mock needs {path}, exporting model = MockModel(responder); this app has none"
+        )
+    loaded = load_module(path, app_dir=app_dir)
+    if isinstance(loaded, LoadFailure):
+        raise ModelConfigurationError(
+            f"{path} failed to import: {type(loaded.error).__name__}: {loaded.error} ({loaded.location})"
+        ) from loaded.error
+    model = getattr(loaded, "model", None)
+    if not isinstance(model, Model):
+        raise ModelConfigurationError(f'Expected the export "model" from "{path}" to be a Model such as MockModel(...)')
+    return model

@@ -1,0 +1,127 @@
+"""One-time analysis of an executor's signature into an `ExecutorPlan`.
+
+`define_tool` calls `plan_executor` once; the runtime only runs the plan. The model-facing
+input schema is a pydantic model built from the executor's parameters, leaving out the
+parameters the runtime fills itself (`ToolContext`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, create_model
+
+from eve_py._json import JsonSchema
+from eve_py.authoring.context import ToolContext
+from eve_py.errors import ToolDefinitionError
+
+__all__ = ("ExecutorPlan", "plan_executor")
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorPlan:
+    """How to call one executor: which parameters come from the model, which from the runtime."""
+
+    fn: Callable[..., Any]
+    """The executor as the author wrote it."""
+    is_async: bool
+    """Whether calling `fn` returns an awaitable."""
+    context_params: tuple[str, ...]
+    """Parameters annotated `ToolContext`."""
+    arguments_model: type[BaseModel]
+    """Validates and coerces the model's input into keyword arguments."""
+    input_schema: JsonSchema
+    """The model-facing JSON Schema of the input."""
+
+    async def call(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> Any:
+        """Validate `tool_input`, fill context parameters and run the executor.
+
+        Sync executors run in a worker thread so they never block the event loop.
+
+        Raises:
+            pydantic.ValidationError: The input does not fit the executor's parameters.
+            Exception: Whatever the executor raises.
+        """
+        arguments = self.arguments_model.model_validate(dict(tool_input))
+        kwargs: dict[str, Any] = {name: getattr(arguments, name) for name in type(arguments).model_fields}
+        for name in self.context_params:
+            kwargs[name] = ctx
+        if self.is_async:
+            return await self.fn(**kwargs)
+        return await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs))
+
+
+def _is_async_callable(fn: Callable[..., Any]) -> bool:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
+
+
+def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
+    """Analyse `fn`'s signature once.
+
+    Args:
+        fn: The executor.
+        tool: A label for error messages (the executor's name or description).
+
+    Raises:
+        ToolDefinitionError: A parameter has no annotation, is variadic or positional-only,
+            or an annotation cannot be resolved.
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"tool {tool!r}: cannot read the signature of its executor: {exc}") from exc
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"tool {tool!r}: cannot resolve the executor's type annotations ({type(exc).__name__}: {exc}); "
+            "define the annotated types at module level"
+        ) from exc
+
+    fields: dict[str, Any] = {}
+    context_params: list[str] = []
+    for name, param in signature.parameters.items():
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise ToolDefinitionError(
+                f"tool {tool!r} parameter {name!r} is variadic; executors take named parameters only"
+            )
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            raise ToolDefinitionError(
+                f"tool {tool!r} parameter {name!r} is positional-only; executors are called with keywords"
+            )
+        if name not in hints:
+            raise ToolDefinitionError(
+                f"tool {tool!r} parameter {name!r} has no annotation; annotate it (for example {name}: str)"
+            )
+        annotation = hints[name]
+        if annotation is ToolContext:
+            context_params.append(name)
+            continue
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (annotation, default)
+
+    model_name = getattr(fn, "__name__", "tool") + "_input"
+    try:
+        arguments_model = create_model(model_name, __config__=ConfigDict(extra="ignore"), **fields)
+        schema = arguments_model.model_json_schema()
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"tool {tool!r}: cannot build an input schema from the executor's parameters: {exc}"
+        ) from exc
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return ExecutorPlan(
+        fn=fn,
+        is_async=_is_async_callable(fn),
+        context_params=tuple(context_params),
+        arguments_model=arguments_model,
+        input_schema=schema,
+    )

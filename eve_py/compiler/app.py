@@ -1,0 +1,327 @@
+"""`compile_app`: discover an app's `agent/` folder, check every export, build the manifest.
+
+Every tool file is loaded on its own and every problem is collected as a `Diagnostic`; the
+compiler never stops at the first one. Any error makes `compile_app` raise one
+`CompileError` carrying them all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+
+from eve_py.authoring.agent import AgentDefinition
+from eve_py.authoring.definition import DisabledTool, ToolDefinition
+from eve_py.compiler.diagnostics import Diagnostic
+from eve_py.compiler.discovery import LoadFailure, discover_tool_files, load_module
+from eve_py.compiler.manifest import AgentEntry, Manifest, ToolEntry
+from eve_py.errors import CompileError
+from eve_py.runtime.ask_question import FRAMEWORK_TOOLS
+from eve_py.runtime.tools import tool_name_from_path
+
+__all__ = ("CompiledApp", "compile_app", "compile_app_definitions", "manifest_path")
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompiledApp:
+    """The loaded, checked contents of an app (what `load_agent` builds its `Agent` from)."""
+
+    app_dir: Path
+    agent: AgentDefinition
+    instructions: str | None
+    tools: dict[str, tuple[str, ToolDefinition]]
+    """App tools by name: (path relative to `agent/`, definition)."""
+    disabled: frozenset[str]
+    manifest: Manifest
+    diagnostics: list[Diagnostic]
+    """Warnings (errors raise instead)."""
+
+
+def manifest_path(app_dir: str | Path) -> Path:
+    """Where `eve-py build` writes the manifest: `APP_DIR/.eve/build/manifest.json`."""
+    return Path(app_dir) / ".eve" / "build" / "manifest.json"
+
+
+def _shape(path: str) -> str:
+    return f'Expected the tool export "tool" from "{path}" to match the public eve shape.'
+
+
+def _check_tool(path: str, value: object) -> list[Diagnostic]:
+    """The compile-time shape rules for one export (the runtime normalizer repeats them)."""
+    if not isinstance(value, ToolDefinition):
+        return [
+            Diagnostic(
+                severity="error",
+                code="E103",
+                path=path,
+                message=_shape(path),
+                hint=f'"tool" is a {type(value).__name__}; export the value returned by define_tool(...), '
+                "define_client_tool(...) or disable_tool().",
+            )
+        ]
+    found: list[Diagnostic] = []
+    if value.client_resolved and value.execute is not None:
+        found.append(
+            Diagnostic(
+                severity="error",
+                code="E105",
+                path=path,
+                message='A client-resolved tool must not define an "execute" function — its result comes from the '
+                f"client/HITL input channel, not a server executor. {_shape(path)}",
+                hint="Remove the executor, or use define_tool(...) for a tool the server runs.",
+            )
+        )
+    elif not value.client_resolved and not callable(value.execute):
+        found.append(
+            Diagnostic(
+                severity="error",
+                code="E104",
+                path=path,
+                message=_shape(path),
+                hint="A tool that is not client-resolved needs an executor: define_tool(description=..., "
+                "execute=fn). Use define_client_tool(...) when a person or client supplies the result.",
+            )
+        )
+    if value.client_resolved and value.needs_approval is not False:
+        found.append(
+            Diagnostic(
+                severity="error",
+                code="E109",
+                path=path,
+                message=f"{_shape(path)} A client-resolved tool cannot need approval.",
+                hint="The person's answer is the result; drop needs_approval.",
+            )
+        )
+    for what, schema in (("input schema", value.input_schema), ("output schema", value.output_schema)):
+        if schema is None:
+            continue
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            found.append(Diagnostic(severity="error", code="E106", path=path, message=f"invalid {what}: {exc.message}"))
+    if isinstance(value.input_schema, dict) and value.input_schema.get("type") != "object":
+        found.append(
+            Diagnostic(
+                severity="error",
+                code="E106",
+                path=path,
+                message='invalid input schema: it must describe a JSON object ("type": "object")',
+            )
+        )
+    return found
+
+
+def _load_agent_file(agent_dir: Path, app_dir: Path, diagnostics: list[Diagnostic]) -> AgentDefinition:
+    agent_file = agent_dir / "agent.py"
+    if not agent_file.is_file():
+        return AgentDefinition()
+    loaded = load_module(agent_file, app_dir=app_dir)
+    if isinstance(loaded, LoadFailure):
+        diagnostics.append(
+            Diagnostic(
+                severity="error",
+                code="E201",
+                path="agent.py",
+                message=f"agent.py failed to import: {type(loaded.error).__name__}: {loaded.error}",
+                hint=f"see {loaded.location}",
+            )
+        )
+        return AgentDefinition()
+    value = getattr(loaded, "agent", None)
+    if not isinstance(value, AgentDefinition):
+        diagnostics.append(
+            Diagnostic(
+                severity="error",
+                code="E201",
+                path="agent.py",
+                message='Expected the export "agent" from "agent.py" to be the value returned by define_agent(...).',
+                hint="agent = define_agent(model=..., instructions=...)",
+            )
+        )
+        return AgentDefinition()
+    return value
+
+
+def compile_app_definitions(app_dir: str | Path) -> CompiledApp:
+    """Load and check an app without writing anything.
+
+    Raises:
+        CompileError: One or more errors; `.diagnostics` lists every problem found.
+    """
+    app_dir = Path(app_dir)
+    agent_dir = app_dir / "agent"
+    diagnostics: list[Diagnostic] = []
+    if not agent_dir.is_dir():
+        raise CompileError(
+            [
+                Diagnostic(
+                    severity="error",
+                    code="E001",
+                    path=str(app_dir),
+                    message=f"no agent/ folder in {str(app_dir)!r}",
+                    hint="An app is a folder holding agent/agent.py and agent/tools/*.py.",
+                )
+            ]
+        )
+    agent = _load_agent_file(agent_dir, app_dir, diagnostics)
+    instructions = agent.instructions
+    instructions_file = agent_dir / "instructions.md"
+    if instructions is None and instructions_file.is_file():
+        instructions = instructions_file.read_text(encoding="utf-8").strip() or None
+
+    tools: dict[str, tuple[str, ToolDefinition]] = {}
+    disabled: set[str] = set()
+    for file in discover_tool_files(agent_dir):
+        path = file.relative_to(agent_dir).as_posix()
+        name = tool_name_from_path(path)
+        if not _TOOL_NAME.match(name):
+            diagnostics.append(
+                Diagnostic(
+                    severity="error",
+                    code="E107",
+                    path=path,
+                    message=f"tool name {name!r} (from the file path) is not valid",
+                    hint="Tool names use letters, digits, '_' and '-' only, at most 64 characters: rename the file.",
+                )
+            )
+            continue
+        loaded = load_module(file, app_dir=app_dir)
+        if isinstance(loaded, LoadFailure):
+            diagnostics.append(
+                Diagnostic(
+                    severity="error",
+                    code="E101",
+                    path=path,
+                    message=f'Failed to import the tool file "{path}": {type(loaded.error).__name__}: {loaded.error}',
+                    hint=f"see {loaded.location}",
+                )
+            )
+            continue
+        if not hasattr(loaded, "tool"):
+            diagnostics.append(
+                Diagnostic(
+                    severity="error",
+                    code="E102",
+                    path=path,
+                    message=_shape(path),
+                    hint='The file defines no "tool"; add tool = define_tool(...) (or define_client_tool / '
+                    "disable_tool).",
+                )
+            )
+            continue
+        value = loaded.tool
+        if isinstance(value, DisabledTool):
+            if name not in FRAMEWORK_TOOLS:
+                diagnostics.append(
+                    Diagnostic(
+                        severity="warning",
+                        code="W101",
+                        path=path,
+                        message=f"disable_tool() for {name!r}, which is no framework tool; nothing is disabled",
+                        hint=f"framework tools: {', '.join(sorted(FRAMEWORK_TOOLS))}",
+                    )
+                )
+            disabled.add(name)
+            continue
+        problems = _check_tool(path, value)
+        diagnostics += problems
+        if problems or not isinstance(value, ToolDefinition):
+            continue
+        if name in tools:
+            diagnostics.append(
+                Diagnostic(
+                    severity="error",
+                    code="E108",
+                    path=path,
+                    message=f"tool name {name!r} is already taken by {tools[name][0]!r}",
+                    hint="Rename one of the files.",
+                )
+            )
+            continue
+        tools[name] = (path, value)
+
+    if any(d.severity == "error" for d in diagnostics):
+        raise CompileError(diagnostics)
+    return CompiledApp(
+        app_dir=app_dir,
+        agent=agent,
+        instructions=instructions,
+        tools=tools,
+        disabled=frozenset(disabled),
+        manifest=_manifest(app_dir, agent, instructions, tools, disabled),
+        diagnostics=diagnostics,
+    )
+
+
+def _manifest(
+    app_dir: Path,
+    agent: AgentDefinition,
+    instructions: str | None,
+    tools: dict[str, tuple[str, ToolDefinition]],
+    disabled: set[str],
+) -> Manifest:
+    entries = [
+        ToolEntry(
+            name=tool.name,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            client_resolved=True,
+            needs_approval=False,
+            approval="never",
+            source=tool.path,
+        )
+        for tool in FRAMEWORK_TOOLS.values()
+        if tool.name not in tools and tool.name not in disabled
+    ]
+    for name, (path, definition) in tools.items():
+        policy = definition.needs_approval
+        approval = "dynamic" if not isinstance(policy, bool) else ("always" if policy else "never")
+        entries.append(
+            ToolEntry(
+                name=name,
+                description=definition.description,
+                input_schema=definition.input_schema,
+                output_schema=definition.output_schema,
+                client_resolved=definition.client_resolved,
+                needs_approval=approval != "never",
+                approval=approval,
+                source=path,
+            )
+        )
+    return Manifest(
+        app=app_dir.resolve().name,
+        agent=AgentEntry(
+            model=agent.model if isinstance(agent.model, str) else None,
+            has_instructions=instructions is not None,
+            max_steps=agent.max_steps,
+        ),
+        tools=sorted(entries, key=lambda entry: entry.name),
+        disabled=sorted(disabled & FRAMEWORK_TOOLS.keys()),
+    )
+
+
+def compile_app(app_dir: str | Path, *, write_manifest: bool = True) -> Manifest:
+    """Compile an app and (by default) write `APP_DIR/.eve/build/manifest.json`.
+
+    Args:
+        app_dir: The app folder (the one holding `agent/`).
+        write_manifest: Write the manifest file; nothing is written when compiling fails.
+
+    Returns:
+        The manifest: every tool the model will be offered.
+
+    Raises:
+        CompileError: One or more errors; `.diagnostics` lists every problem found.
+    """
+    compiled = compile_app_definitions(app_dir)
+    if write_manifest:
+        target = manifest_path(app_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(compiled.manifest.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8")
+    return compiled.manifest

@@ -1,0 +1,410 @@
+"""The agent loop: model step → tool calls → results → next step, with parking and resume.
+
+Every state change is one store commit (record + events, compare-and-set on the version):
+
+1. A model step is taken. Calls to executable tools that need no approval run at once (in
+   one task group). Calls to client-resolved tools and calls that need approval become input
+   requests. Calls to unknown tools or with invalid input get an error result.
+2. With requests, the step is stored as `pending` (assistant message + known results + the
+   batch) and the session waits. Without, the assistant message and one tool message with a
+   result per call are appended to the conversation, and the loop goes on.
+3. When the batch is settled (`respond()`), the parked calls get their one result each:
+   the answer, `{"status": "ignored"}`, an approved executor's output, or a denial error. Then
+   the step's messages are appended together, and the loop goes on.
+
+A crash anywhere leaves the last committed state; `Session.resume()` continues from it. The
+answers are durable from the moment they are accepted, and the conversation gets a step's
+results in one write, so a retry can neither lose an answer nor duplicate a result.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+import jsonschema
+import pydantic
+
+from eve_py._json import JsonValue, to_json_value
+from eve_py.agent import Agent
+from eve_py.authoring.context import ApprovalContext, ToolContext
+from eve_py.errors import PairingError
+from eve_py.harness.events import Event, new_event, now_iso
+from eve_py.harness.pairing import check_pairing
+from eve_py.models.base import Model, ModelRequest
+from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart
+from eve_py.parking.answers import approval_decision, client_result, denied_output
+from eve_py.parking.batch import PendingStep
+from eve_py.parking.build import approval_request, client_request
+from eve_py.parking.requests import InputRequest
+from eve_py.runtime.tools import ResolvedTool
+from eve_py.sessions.record import SessionRecord
+from eve_py.sessions.store import SessionStore
+
+__all__ = ("EventListener", "TurnDriver", "TurnResult", "TurnStatus")
+
+TurnStatus = Literal["waiting", "completed", "failed"]
+
+EventListener = Callable[[Sequence[Event]], "Awaitable[None] | None"]
+"""Called with each batch of events right after it is committed."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnResult:
+    """Where a turn stands after `send`, `respond` or `resume` returns."""
+
+    session_id: str
+    turn_id: str | None
+    status: TurnStatus
+    """`waiting`: parked on `input_requests`; `completed`: the model answered; `failed`: see `error`."""
+    input_requests: list[InputRequest]
+    """Open requests (empty unless waiting)."""
+    message: str | None
+    """The assistant's last text in this call, if any."""
+    events: list[Event]
+    """The events committed during this call, oldest first."""
+    error: str | None = None
+    """Why the turn failed."""
+
+
+class TurnDriver:
+    """Runs steps of one session until it waits, completes or fails. One per call."""
+
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        model: Model,
+        store: SessionStore,
+        max_steps: int,
+        listener: EventListener | None,
+    ) -> None:
+        self._agent = agent
+        self._model = model
+        self._store = store
+        self._max_steps = max_steps
+        self._listener = listener
+        self.events: list[Event] = []
+        self._message: str | None = None
+
+    async def commit(self, record: SessionRecord, events: list[Event]) -> SessionRecord:
+        """Write `record` and `events` atomically, then tell the listener."""
+        stored = await self._store.commit(record.model_copy(update={"updated_at": now_iso()}), events)
+        self.events += events
+        if self._listener is not None and events:
+            outcome = self._listener(events)
+            if inspect.isawaitable(outcome):
+                await outcome
+        return stored
+
+    def result(self, record: SessionRecord, status: TurnStatus, error: str | None = None) -> TurnResult:
+        """The `TurnResult` for the session as it now stands."""
+        return TurnResult(
+            session_id=record.id,
+            turn_id=record.turn.turn_id if record.turn else None,
+            status=status,
+            input_requests=record.pending.open_requests() if status == "waiting" and record.pending else [],
+            message=self._message,
+            events=list(self.events),
+            error=error,
+        )
+
+    async def drive(self, record: SessionRecord) -> TurnResult:
+        """Run steps until the session parks, the model answers without tool calls, or it fails.
+
+        Raises:
+            PairingError: The conversation would break the pairing rule (nothing is sent).
+            SessionConflictError: Another writer changed the session meanwhile.
+        """
+        while True:
+            if record.pending is not None:
+                record = await self.settle(record)
+                continue
+            assert record.turn is not None
+            if record.turn.steps >= self._max_steps:
+                return await self._fail(
+                    record, [], "STEP_LIMIT", f"The turn reached its limit of {self._max_steps} model steps."
+                )
+            record, outcome = await self._step(record)
+            if outcome is not None:
+                return outcome
+
+    async def _fail(self, record: SessionRecord, events: list[Event], code: str, message: str) -> TurnResult:
+        assert record.turn is not None
+        events.append(
+            new_event("turn.failed", {"turnId": record.turn.turn_id, "error": {"code": code, "message": message}})
+        )
+        record = await self.commit(record.model_copy(update={"status": "idle"}), events)
+        return self.result(record, "failed", message)
+
+    async def _step(self, record: SessionRecord) -> tuple[SessionRecord, TurnResult | None]:
+        turn = record.turn
+        assert turn is not None
+        step_index = turn.steps
+        events = [new_event("step.started", {"turnId": turn.turn_id, "stepIndex": step_index})]
+        request = ModelRequest(
+            instructions=self._agent.instructions,
+            messages=record.messages,
+            tools=[tool.spec for tool in self._agent.tools.values()],
+        )
+        try:
+            check_pairing(request.messages)
+        except PairingError as exc:
+            events.append(new_event("session.failed", {"error": {"code": "PAIRING", "message": str(exc)}}))
+            await self._fail(record, events, "PAIRING", str(exc))
+            raise
+        try:
+            response = await self._model.request(request)
+        except Exception as exc:  # a provider failure fails the turn, not the session
+            return record, await self._fail(record, events, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
+
+        content: list[TextPart | ToolCallPart] = []
+        if response.text:
+            content.append(TextPart(text=response.text))
+        content += [ToolCallPart(tool_call_id=c.id, tool_name=c.name, input=c.input) for c in response.tool_calls]
+        assistant = AssistantMessage(content=content)
+        turn = turn.model_copy(update={"steps": step_index + 1})
+        if response.text:
+            self._message = response.text
+            events.append(
+                new_event("message.completed", {"turnId": turn.turn_id, "stepIndex": step_index, "text": response.text})
+            )
+        if not assistant.tool_calls:
+            events.append(new_event("turn.completed", {"turnId": turn.turn_id, "status": "completed"}))
+            record = await self.commit(
+                record.model_copy(update={"messages": [*record.messages, assistant], "status": "idle", "turn": turn}),
+                events,
+            )
+            return record, self.result(record, "completed")
+
+        pending = await self._run_calls(record, turn.turn_id, step_index, assistant, events)
+        if pending.requests:
+            events.append(
+                new_event(
+                    "input.requested",
+                    {
+                        "requests": [r.to_wire() for r in pending.requests],
+                        "sequence": turn.sequence,
+                        "stepIndex": step_index,
+                        "turnId": turn.turn_id,
+                    },
+                )
+            )
+            events.append(new_event("turn.completed", {"turnId": turn.turn_id, "status": "waiting"}))
+            events.append(
+                new_event(
+                    "session.waiting",
+                    {
+                        "sessionId": record.id,
+                        "turnId": turn.turn_id,
+                        "requestIds": [r.request_id for r in pending.requests],
+                    },
+                )
+            )
+            record = await self.commit(
+                record.model_copy(update={"pending": pending, "status": "waiting", "turn": turn}), events
+            )
+            return record, self.result(record, "waiting")
+        record = await self.commit(
+            record.model_copy(update={"messages": [*record.messages, *_step_messages(pending)], "turn": turn}), events
+        )
+        return record, None
+
+    async def _run_calls(
+        self, record: SessionRecord, turn_id: str, step_index: int, assistant: AssistantMessage, events: list[Event]
+    ) -> PendingStep:
+        """Classify a step's calls; run the executable ones; park the rest."""
+        results: dict[str, ToolResultPart] = {}
+        requests: list[InputRequest] = []
+        runnable: list[tuple[ToolCallPart, ResolvedTool]] = []
+        actions: list[JsonValue] = []
+        for call in assistant.tool_calls:
+            tool = self._agent.tools.get(call.tool_name)
+            if tool is None:
+                offered = ", ".join(sorted(self._agent.tools))
+                results[call.tool_call_id] = _error(
+                    call, f"Unknown tool {call.tool_name!r}. Available tools: {offered}."
+                )
+                continue
+            problem = _input_problem(tool, call)
+            if problem is not None:
+                results[call.tool_call_id] = _error(call, problem)
+                continue
+            if tool.client_resolved:
+                requests.append(client_request(call, tool))
+                continue
+            actions.append(
+                {"kind": "tool-call", "callId": call.tool_call_id, "toolName": call.tool_name, "input": call.input}
+            )
+            approval_ctx = ApprovalContext(
+                session_id=record.id,
+                call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                tool_input=call.input,
+                approved_tools=frozenset(record.approved_tools),
+            )
+            try:
+                needs_approval = await tool.approval_required(approval_ctx)
+            except Exception as exc:
+                results[call.tool_call_id] = _error(call, f"The approval policy of {call.tool_name!r} failed: {exc}")
+                continue
+            if needs_approval:
+                requests.append(approval_request(call))
+            else:
+                runnable.append((call, tool))
+        if actions:
+            events.append(
+                new_event("actions.requested", {"turnId": turn_id, "stepIndex": step_index, "actions": actions})
+            )
+
+        async def run(call: ToolCallPart, tool: ResolvedTool) -> None:
+            results[call.tool_call_id] = await self._execute(
+                record.id, turn_id, step_index, call, tool, events, approved=False
+            )
+
+        async with anyio.create_task_group() as group:
+            for call, tool in runnable:
+                group.start_soon(run, call, tool)
+        return PendingStep(
+            turn_id=turn_id, step_index=step_index, assistant=assistant, results=results, requests=requests
+        )
+
+    async def _execute(
+        self,
+        session_id: str,
+        turn_id: str,
+        step_index: int,
+        call: ToolCallPart,
+        tool: ResolvedTool,
+        events: list[Event],
+        *,
+        approved: bool,
+    ) -> ToolResultPart:
+        """Run one executor; whatever it raises becomes an error result the model sees."""
+        assert tool.plan is not None, "client-resolved tools have no executor"
+        ctx = ToolContext(
+            session_id=session_id, turn_id=turn_id, call_id=call.tool_call_id, tool_name=tool.name, approved=approved
+        )
+        output: JsonValue
+        is_error = False
+        try:
+            output = to_json_value(await tool.plan.call(call.input, ctx))
+            if tool.output_schema is not None:
+                jsonschema.validate(output, tool.output_schema)
+            model_output = tool.to_model_output(output) if tool.to_model_output is not None else output
+        except pydantic.ValidationError as exc:
+            output = model_output = f"Invalid input for tool {tool.name!r}: {_short_validation(exc)}"
+            is_error = True
+        except jsonschema.ValidationError as exc:
+            output = model_output = f"Tool {tool.name!r} returned output that fails its output schema: {exc.message}"
+            is_error = True
+        except Exception as exc:
+            output = model_output = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
+            is_error = True
+        events.append(
+            new_event(
+                "action.result",
+                {
+                    "turnId": turn_id,
+                    "stepIndex": step_index,
+                    "callId": call.tool_call_id,
+                    "toolName": tool.name,
+                    "output": output,
+                    "isError": is_error,
+                },
+            )
+        )
+        return ToolResultPart(
+            tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error
+        )
+
+    async def settle(self, record: SessionRecord) -> SessionRecord:
+        """Give every parked call of a settled batch its one result and append the step."""
+        pending = record.pending
+        assert pending is not None and pending.resolving, "only a settled batch is resolved"
+        events: list[Event] = []
+        results = dict(pending.results)
+        approved_tools = list(record.approved_tools)
+        calls = {call.tool_call_id: call for call in pending.assistant.tool_calls}
+        for request in pending.requests:
+            call = calls[request.action.call_id]
+            answer = pending.answers.get(request.request_id)
+            if request.kind != "tool-approval":
+                results[call.tool_call_id] = ToolResultPart(
+                    tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=client_result(request, answer)
+                )
+                continue
+            approved, reason = approval_decision(answer)
+            tool = self._agent.tools.get(call.tool_name)
+            if approved and tool is not None and tool.plan is not None:
+                results[call.tool_call_id] = await self._execute(
+                    record.id, pending.turn_id, pending.step_index, call, tool, events, approved=True
+                )
+                if tool.name not in approved_tools:
+                    approved_tools.append(tool.name)
+                continue
+            if approved:
+                reason = f"the tool {call.tool_name!r} is no longer available"
+            message = denied_output(reason)
+            events.append(
+                new_event(
+                    "action.result",
+                    {
+                        "turnId": pending.turn_id,
+                        "stepIndex": pending.step_index,
+                        "callId": call.tool_call_id,
+                        "toolName": call.tool_name,
+                        "isError": True,
+                        "output": {
+                            "approval": {"requestId": request.request_id, "status": "denied" if answer else "ignored"},
+                            "code": "TOOL_EXECUTION_DENIED",
+                            "message": message,
+                            "tool": {"result": "not_run"},
+                        },
+                    },
+                )
+            )
+            results[call.tool_call_id] = ToolResultPart(
+                tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True
+            )
+        settled = pending.model_copy(update={"results": results})
+        return await self.commit(
+            record.model_copy(
+                update={
+                    "messages": [*record.messages, *_step_messages(settled)],
+                    "pending": None,
+                    "approved_tools": approved_tools,
+                }
+            ),
+            events,
+        )
+
+
+def _step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:
+    """The assistant message and one tool message with exactly one result per call, in call order."""
+    parts = [pending.results[call.tool_call_id] for call in pending.assistant.tool_calls]
+    return [pending.assistant, ToolMessage(content=parts)]
+
+
+def _error(call: ToolCallPart, message: str) -> ToolResultPart:
+    return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True)
+
+
+def _input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
+    """Why the call's input does not fit the tool's input schema, or None when it does."""
+    errors = sorted(jsonschema.Draft202012Validator(tool.input_schema).iter_errors(call.input), key=str)
+    if not errors:
+        return None
+    error = errors[0]
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    return (
+        f"Invalid input for tool {tool.name!r} at {where}: {error.message}. "
+        "Call it again with input matching its schema."
+    )
+
+
+def _short_validation(exc: pydantic.ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors())

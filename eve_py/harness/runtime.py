@@ -1,0 +1,331 @@
+"""`Runtime` and `Session`: create sessions, send messages, answer parked input requests.
+
+```python
+runtime = Runtime(load_agent("fixtures/agent-tools-hitl"), model=MockModel(responder),
+                  store=SQLiteSessionStore("sessions.db"))
+session = await runtime.create_session()
+result = await session.send("Pick a template")          # TurnResult, maybe status "waiting"
+result = await session.respond([InputResponse(request_id=..., option_id="blue")])
+session = await runtime.get_session(session.id)         # also from another process
+```
+
+A `Session` is a handle: every operation reads the stored record first and writes through
+the store, so handles in different processes on one store see the same session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from eve_py.agent import Agent
+from eve_py.errors import (
+    InputResponseError,
+    RequestAlreadyAnsweredError,
+    SessionNotWaitingError,
+    SessionStateError,
+    UnknownRequestError,
+)
+from eve_py.harness.events import Event, new_event, new_id, now_iso
+from eve_py.harness.loop import EventListener, TurnDriver, TurnResult
+from eve_py.models.base import Model
+from eve_py.models.messages import AssistantMessage, Message, ToolMessage, UserMessage
+from eve_py.models.registry import resolve_model
+from eve_py.parking.answers import check_response
+from eve_py.parking.requests import InputRequest, InputResponse
+from eve_py.sessions.memory import MemorySessionStore
+from eve_py.sessions.record import SessionRecord, SessionStatus, TurnState
+from eve_py.sessions.store import SessionStore
+
+__all__ = ("Runtime", "Session")
+
+
+class Runtime:
+    """Runs an agent's sessions against a model and a session store.
+
+    Args:
+        agent: The agent (`load_agent(app_dir)` or `Agent.from_definitions(...)`).
+        model: Overrides the agent's model: a `Model` or a `"provider/model"` string.
+        store: Where sessions live; defaults to a new `MemorySessionStore`.
+        max_steps: Most model steps per turn; defaults to the agent's `max_steps`.
+        on_event: Called with each batch of events right after it is stored (sync or async).
+
+    Raises:
+        ModelConfigurationError: `model` (or the agent's) is a string no provider serves.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        model: Model | str | None = None,
+        store: SessionStore | None = None,
+        max_steps: int | None = None,
+        on_event: EventListener | None = None,
+    ) -> None:
+        self.agent = agent
+        spec = model if model is not None else agent.model
+        self._model: Model | None = resolve_model(spec) if spec is not None else None
+        self.store: SessionStore = store if store is not None else MemorySessionStore()
+        self.max_steps = max_steps if max_steps is not None else agent.max_steps
+        self.on_event = on_event
+
+    @property
+    def model(self) -> Model:
+        """The model every step uses.
+
+        Raises:
+            ModelConfigurationError: Neither the runtime nor the agent names a model.
+        """
+        if self._model is None:
+            return resolve_model(None)
+        return self._model
+
+    async def create_session(self, session_id: str | None = None) -> Session:
+        """Create and store a new, idle session (emits `session.started`).
+
+        Raises:
+            SessionConflictError: `session_id` is taken.
+        """
+        now = now_iso()
+        record = SessionRecord(id=session_id or new_id("ses"), created_at=now, updated_at=now)
+        events = [new_event("session.started", {"sessionId": record.id, "agent": self.agent.name})]
+        stored = await self.store.create(record, events)
+        await self._notify(events)
+        return Session(self, stored)
+
+    async def get_session(self, session_id: str) -> Session:
+        """Open a stored session (possibly created by another process).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        return Session(self, await self.store.load(session_id))
+
+    async def _notify(self, events: Sequence[Event]) -> None:
+        if self.on_event is not None:
+            outcome = self.on_event(events)
+            if outcome is not None:
+                await outcome
+
+    def _driver(self) -> TurnDriver:
+        return TurnDriver(
+            agent=self.agent, model=self.model, store=self.store, max_steps=self.max_steps, listener=self.on_event
+        )
+
+
+class Session:
+    """A handle on one stored session. Get one from `Runtime.create_session` or `get_session`."""
+
+    def __init__(self, runtime: Runtime, record: SessionRecord) -> None:
+        self._runtime = runtime
+        self._record = record
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._record.id
+
+    @property
+    def status(self) -> SessionStatus:
+        """The status when this handle last read or wrote the session (see `refresh`)."""
+        return self._record.status
+
+    @property
+    def record(self) -> SessionRecord:
+        """The stored record as this handle last saw it."""
+        return self._record
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation as this handle last saw it (a parked step is not in it yet)."""
+        return list(self._record.messages)
+
+    @property
+    def input_requests(self) -> list[InputRequest]:
+        """The open input requests (empty unless waiting)."""
+        pending = self._record.pending
+        return pending.open_requests() if pending is not None and self._record.status == "waiting" else []
+
+    async def refresh(self) -> Session:
+        """Re-read the session from the store; returns self."""
+        self._record = await self._runtime.store.load(self.id)
+        return self
+
+    async def events(self, start: int = 0, stop: int | None = None) -> list[Event]:
+        """The session's events with index in `[start, stop)`, oldest first."""
+        return await self._runtime.store.read_events(self.id, start, stop)
+
+    async def send(self, message: str) -> TurnResult:
+        """Start a turn with a user message and run it until it completes, parks or fails.
+
+        On a waiting session the open requests are dismissed first: questions resolve as
+        `{"status": "ignored"}` and approvals as denied ("Ignored because the user continued
+        without responding."), so every parked call still gets exactly one result.
+
+        Raises:
+            SessionStateError: A turn is running (or its worker died; call `resume()`).
+            ModelConfigurationError: No model is configured.
+            SessionConflictError: Another writer changed the session meanwhile.
+        """
+        driver = self._runtime._driver()
+        record = await self._runtime.store.load(self.id)
+        if record.status == "running":
+            raise SessionStateError(
+                f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
+                status=record.status,
+            )
+        events: list[Event] = []
+        if record.status == "waiting" and record.pending is not None:
+            pending = record.pending
+            events.append(
+                new_event(
+                    "input.resolved",
+                    {
+                        "turnId": pending.turn_id,
+                        "stepIndex": pending.step_index,
+                        "responses": [],
+                        "dismissed": [r.request_id for r in pending.open_requests()],
+                        "reason": "The user sent a new message instead of answering.",
+                    },
+                )
+            )
+            record = await driver.commit(
+                record.model_copy(
+                    update={"pending": pending.model_copy(update={"resolving": True}), "status": "running"}
+                ),
+                events,
+            )
+            record = await driver.settle(record)
+            events = []
+        turn = TurnState(turn_id=new_id("turn"), sequence=record.turn_count + 1)
+        events += [
+            new_event("turn.started", {"turnId": turn.turn_id, "sequence": turn.sequence}),
+            new_event("message.received", {"turnId": turn.turn_id, "message": {"role": "user", "content": message}}),
+        ]
+        record = await driver.commit(
+            record.model_copy(
+                update={
+                    "messages": [*record.messages, UserMessage(content=message)],
+                    "status": "running",
+                    "turn": turn,
+                    "turn_count": turn.sequence,
+                }
+            ),
+            events,
+        )
+        return await self._finish(driver, record)
+
+    async def respond(self, responses: Sequence[InputResponse | Mapping[str, Any]]) -> TurnResult:
+        """Answer open input requests of the parked batch, then continue the turn.
+
+        Every response is checked before anything is written. Questions left unanswered
+        resolve as `{"status": "ignored"}` once the batch settles; the batch settles when every
+        approval request in it is answered (until then the answers are kept and the session
+        keeps waiting for the rest).
+
+        Args:
+            responses: `InputResponse`s, or their JSON form (`{"requestId": ..., ...}`).
+
+        Raises:
+            SessionNotWaitingError: The session has no open input request.
+            UnknownRequestError: A `requestId` is not in the parked batch.
+            RequestAlreadyAnsweredError: A `requestId` was answered before, or twice here.
+            InvalidAnswerError: An answer does not fit its request (option, value, schema).
+            SessionConflictError: Another `respond()` answered the batch first; nothing written.
+        """
+        checked_input = [r if isinstance(r, InputResponse) else InputResponse.model_validate(r) for r in responses]
+        driver = self._runtime._driver()
+        record = await self._runtime.store.load(self.id)
+        pending = record.pending
+        if not checked_input:
+            raise InputResponseError("respond() needs at least one input response", request_id="")
+        if record.status != "waiting" or pending is None:
+            for response in checked_input:
+                if _answered_in_history(record, response.request_id):
+                    raise RequestAlreadyAnsweredError(
+                        f"Request {response.request_id!r} was already answered; its call has its result.",
+                        request_id=response.request_id,
+                    )
+            hint = " (a turn is running, or its worker died: call resume())" if record.status == "running" else ""
+            raise SessionNotWaitingError(
+                f"Session {self.id!r} is not waiting for input (status {record.status!r}){hint}.", status=record.status
+            )
+        by_id = {request.request_id: request for request in pending.requests}
+        accepted = {}
+        for response in checked_input:
+            request_id = response.request_id
+            if request_id in pending.answers or request_id in accepted or _answered_in_history(record, request_id):
+                raise RequestAlreadyAnsweredError(
+                    f"Request {request_id!r} was already answered.", request_id=request_id
+                )
+            request = by_id.get(request_id)
+            if request is None:
+                open_ids = [r.request_id for r in pending.open_requests()]
+                raise UnknownRequestError(
+                    f"Unknown request id {request_id!r}; the open requests are {open_ids}.", request_id=request_id
+                )
+            accepted[request_id] = check_response(request, response)
+        answers = {**pending.answers, **accepted}
+        settled = pending.ready(answers)
+        updated = pending.model_copy(update={"answers": answers, "resolving": settled})
+        events = [
+            new_event(
+                "input.resolved",
+                {
+                    "turnId": pending.turn_id,
+                    "stepIndex": pending.step_index,
+                    "responses": [answer.to_wire() for answer in accepted.values()],
+                    "open": [r.request_id for r in updated.open_requests()] if not settled else [],
+                },
+            )
+        ]
+        record = await driver.commit(
+            record.model_copy(update={"pending": updated, "status": "running" if settled else "waiting"}), events
+        )
+        if not settled:
+            self._record = record
+            return driver.result(record, "waiting")
+        return await self._finish(driver, record)
+
+    async def resume(self) -> TurnResult:
+        """Continue a turn whose worker stopped (crash, kill) from its last stored state.
+
+        A session that is waiting or idle is returned as it is. Recorded answers are used as
+        they were accepted; a step whose results were stored is not run again.
+
+        Raises:
+            SessionConflictError: Another worker is still writing the session.
+        """
+        driver = self._runtime._driver()
+        record = await self._runtime.store.load(self.id)
+        if record.status == "running":
+            return await self._finish(driver, record)
+        self._record = record
+        if record.status == "waiting":
+            return driver.result(record, "waiting")
+        return replace(driver.result(record, "completed"), message=last_assistant_text(record.messages))
+
+    async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
+        try:
+            result = await driver.drive(record)
+        finally:
+            await self.refresh()
+        return result
+
+
+def _answered_in_history(record: SessionRecord, request_id: str) -> bool:
+    """Whether a tool result for this call id is already in the conversation."""
+    return any(
+        isinstance(message, ToolMessage) and any(part.tool_call_id == request_id for part in message.content)
+        for message in record.messages
+    )
+
+
+def last_assistant_text(messages: Sequence[Message]) -> str | None:
+    """The text of the newest assistant message that has text."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and message.text:
+            return message.text
+    return None

@@ -1,0 +1,41 @@
+"""`PendingStep`: one model step whose calls are parked, stored in the session until answered."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from eve_py._wire import WireModel
+from eve_py.models.messages import AssistantMessage, ToolResultPart
+from eve_py.parking.requests import InputRequest, InputResponse
+
+__all__ = ("PendingStep",)
+
+
+class PendingStep(WireModel):
+    """A step with parked calls: the assistant's message, finished results, and the batch.
+
+    The assistant message is kept here, not in the conversation, until every call of the step
+    has its one result; then both are appended together. So the stored conversation is always
+    correctly paired, whatever happens in between.
+    """
+
+    turn_id: str
+    step_index: int
+    assistant: AssistantMessage
+    """The model's response for this step (its tool calls, in order)."""
+    results: dict[str, ToolResultPart] = Field(default_factory=dict)
+    """Results already known, by call id: executed siblings and rejected calls."""
+    requests: list[InputRequest]
+    """The batch: one request per parked call, in call order."""
+    answers: dict[str, InputResponse] = Field(default_factory=dict)
+    """Checked answers by request id, durable as soon as they are accepted."""
+    resolving: bool = False
+    """True once every required answer is in: results are being computed and appended."""
+
+    def open_requests(self) -> list[InputRequest]:
+        """Requests not answered yet, in batch order."""
+        return [request for request in self.requests if request.request_id not in self.answers]
+
+    def ready(self, answers: dict[str, InputResponse]) -> bool:
+        """Whether `answers` settle the batch: approvals must be answered, questions may be left out."""
+        return all(r.request_id in answers for r in self.requests if r.kind == "tool-approval")

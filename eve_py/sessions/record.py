@@ -1,0 +1,53 @@
+"""`SessionRecord`: everything a session is, as one JSON document a store keeps.
+
+Nothing about a session lives only in process memory: a parked session is this record plus
+its event log, so any process on the same store can resume it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from pydantic import Field
+
+from eve_py._wire import WireModel
+from eve_py.models.messages import Message
+from eve_py.parking.batch import PendingStep
+
+__all__ = ("SessionRecord", "SessionStatus", "TurnState")
+
+SessionStatus: TypeAlias = Literal["idle", "running", "waiting"]
+"""`idle`: ready for a message. `running`: a turn is in progress (or its worker died: call
+`resume()`). `waiting`: parked on input requests."""
+
+
+class TurnState(WireModel):
+    """The current (or last) turn."""
+
+    turn_id: str
+    sequence: int
+    """1 for the session's first turn, 2 for the second, ..."""
+    steps: int = 0
+    """Model steps taken so far in this turn."""
+
+
+class SessionRecord(WireModel):
+    """A session's durable state."""
+
+    schema_version: Literal[1] = 1
+    id: str
+    version: int = 0
+    """Bumped by every write; a write based on an older version is refused (optimistic locking)."""
+    status: SessionStatus = "idle"
+    created_at: str
+    updated_at: str
+    messages: list[Message] = Field(default_factory=list)
+    """The conversation; always correctly paired (a parked step's messages live in `pending`)."""
+    turn: TurnState | None = None
+    turn_count: int = 0
+    pending: PendingStep | None = None
+    """The parked step, while there is one."""
+    event_count: int = 0
+    """How many events the log holds; the next event's index."""
+    approved_tools: list[str] = Field(default_factory=list)
+    """Tools a person approved at least once in this session."""

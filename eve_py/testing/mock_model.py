@@ -1,0 +1,180 @@
+"""`MockModel`: the deterministic, scripted model for tests, demos and CI.
+
+A responder function sees the request (`MockModelRequest`) and returns either a string (the
+assistant's text) or a `MockResponse` with tool calls. Call ids are derived from the
+conversation itself, so a new `MockModel` in a new process (resuming a parked session) never
+reuses an id already in the history.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from eve_py._json import JsonObject, JsonSchema, JsonValue
+from eve_py.errors import ModelError
+from eve_py.models.base import ModelRequest, ModelResponse, ModelToolCall
+from eve_py.models.messages import AssistantMessage, Message, ToolMessage, UserMessage
+
+__all__ = (
+    "MockModel",
+    "MockModelRequest",
+    "MockResponse",
+    "MockTool",
+    "MockToolCall",
+    "MockToolResult",
+    "Responder",
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MockTool:
+    """A tool offered to the model."""
+
+    name: str
+    description: str
+    input_schema: JsonSchema
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MockToolResult:
+    """A tool result already in the conversation."""
+
+    id: str
+    """The tool call id."""
+    name: str
+    """The tool's name."""
+    output: JsonValue
+    """The output as JSON data (not a string encoding of it)."""
+    is_error: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MockModelRequest:
+    """What a responder sees: the request a real model would get, plus conveniences."""
+
+    messages: Sequence[Message]
+    """The conversation exactly as a real model would be sent it."""
+    instructions: str | None
+    """The system prompt."""
+    tools: Sequence[MockTool]
+    """The tools offered."""
+    user_messages: Sequence[str]
+    """Every user message's text, oldest first."""
+    last_user_message: str | None
+    """The latest user message's text, or None."""
+    tool_results: Sequence[MockToolResult]
+    """Every tool result in the conversation, oldest first."""
+
+    def results_for(self, tool_name: str) -> list[MockToolResult]:
+        """The results of calls to `tool_name`, oldest first."""
+        return [result for result in self.tool_results if result.name == tool_name]
+
+    @property
+    def last_tool_result(self) -> MockToolResult | None:
+        """The newest tool result, or None."""
+        return self.tool_results[-1] if self.tool_results else None
+
+    @property
+    def tool_results_since_last_user_message(self) -> list[MockToolResult]:
+        """Tool results that arrived after the latest user message, oldest first."""
+        results: list[MockToolResult] = []
+        for message in self.messages:
+            if isinstance(message, UserMessage):
+                results = []
+            elif isinstance(message, ToolMessage):
+                results += [
+                    MockToolResult(id=p.tool_call_id, name=p.tool_name, output=p.output, is_error=p.is_error)
+                    for p in message.content
+                ]
+        return results
+
+
+@dataclass(frozen=True, slots=True)
+class MockToolCall:
+    """A tool call the mock model makes."""
+
+    name: str
+    input: JsonObject = field(default_factory=dict)
+    id: str | None = None
+    """Leave None to get a call id derived from the conversation."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MockResponse:
+    """A scripted response: text, tool calls, or both."""
+
+    text: str | None = None
+    tool_calls: Sequence[MockToolCall] = ()
+
+
+Responder: TypeAlias = Callable[[MockModelRequest], "str | MockResponse | Awaitable[str | MockResponse]"]
+"""A sync or async function from a request to a response."""
+
+
+class MockModel:
+    """A model whose every step is decided by a Python function.
+
+    Attributes:
+        requests: Every request received, oldest first.
+    """
+
+    def __init__(self, responder: Responder, *, name: str = "mock") -> None:
+        self._responder = responder
+        self._name = name
+        self.requests: list[MockModelRequest] = []
+
+    @property
+    def name(self) -> str:
+        """The model's label."""
+        return self._name
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Build a `MockModelRequest`, ask the responder and turn its answer into a response.
+
+        Raises:
+            ModelError: The responder returned neither text nor tool calls, or a wrong type.
+        """
+        mock_request = _mock_request(request)
+        self.requests.append(mock_request)
+        answer = self._responder(mock_request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if isinstance(answer, str):
+            answer = MockResponse(text=answer)
+        if not isinstance(answer, MockResponse):
+            raise ModelError(f"MockModel responder must return str or MockResponse, got {type(answer).__name__}")
+        if not answer.text and not answer.tool_calls:
+            raise ModelError("MockModel responder returned neither text nor tool calls")
+        step = sum(isinstance(m, AssistantMessage) for m in request.messages)
+        used = {c.tool_call_id for m in request.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+        calls: list[ModelToolCall] = []
+        for index, call in enumerate(answer.tool_calls):
+            call_id = call.id or f"mock-call-{step}-{index}"
+            base, suffix = call_id, 1
+            while call_id in used:
+                suffix += 1
+                call_id = f"{base}#{suffix}"
+            used.add(call_id)
+            calls.append(ModelToolCall(id=call_id, name=call.name, input=dict(call.input)))
+        return ModelResponse(text=answer.text, tool_calls=calls)
+
+
+def _mock_request(request: ModelRequest) -> MockModelRequest:
+    users = [m.content for m in request.messages if isinstance(m, UserMessage)]
+    results = [
+        MockToolResult(id=part.tool_call_id, name=part.tool_name, output=part.output, is_error=part.is_error)
+        for message in request.messages
+        if isinstance(message, ToolMessage)
+        for part in message.content
+    ]
+    return MockModelRequest(
+        messages=list(request.messages),
+        instructions=request.instructions,
+        tools=[MockTool(name=t.name, description=t.description, input_schema=t.input_schema) for t in request.tools],
+        user_messages=users,
+        last_user_message=users[-1] if users else None,
+        tool_results=results,
+    )
