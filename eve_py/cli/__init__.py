@@ -1,0 +1,1 @@
+"""The `eve-py` command line."""

@@ -1,0 +1,221 @@
+"""The `eve-py` command line: `build`, `chat` and `run`.
+
+```
+eve-py build APP_DIR
+eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
+eve-py run APP_DIR MESSAGE [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
+```
+
+Exit codes: 0 success; 1 compile errors or a failed turn; 2 bad usage or configuration (unknown
+model, bad answers file, rejected answer); 3 `run` stopped waiting for input it has no answer for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from eve_py.agent import Agent, load_agent, load_mock_model
+from eve_py.cli.prompts import ask_request
+from eve_py.compiler.app import compile_app, manifest_path
+from eve_py.errors import CompileError, EveError, InputResponseError, UsageError
+from eve_py.harness.events import Event
+from eve_py.harness.loop import TurnResult
+from eve_py.harness.runtime import Runtime, Session
+from eve_py.models.base import Model
+from eve_py.parking.requests import InputResponse
+from eve_py.sessions.sqlite import SQLiteSessionStore
+
+__all__ = ("main",)
+
+
+def _print(text: str = "", *, err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="eve-py", description="Build and run eve-py agent apps.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    build = commands.add_parser("build", help="compile an app and write .eve/build/manifest.json")
+    build.add_argument("app_dir", type=Path)
+
+    def runtime_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument("app_dir", type=Path)
+        command.add_argument("--model", help='"mock" for the app\'s agent/mock_model.py, or "provider/model"')
+        command.add_argument("--session", help="continue this session id (e.g. one that is parked)")
+        command.add_argument("--store", type=Path, help="SQLite file for sessions (default APP_DIR/.eve/sessions.db)")
+
+    chat = commands.add_parser("chat", help="chat with an app in the terminal, answering its questions")
+    runtime_options(chat)
+
+    run = commands.add_parser("run", help="send one message non-interactively")
+    runtime_options(run)
+    run.add_argument("message")
+    run.add_argument("--answers", type=Path, help="JSON array of answers, given to parked requests in order")
+    run.add_argument("--json", action="store_true", help="print every event as one JSON line (NDJSON)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "build":
+            return _build(args.app_dir)
+        if args.command == "chat":
+            return anyio.run(_chat, args)
+        return anyio.run(_run, args)
+    except CompileError as exc:
+        _print(str(exc), err=True)
+        return 1
+    except UsageError as exc:
+        _print(f"error: {exc}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        _print("\ninterrupted; parked sessions stay parked and can be continued with --session", err=True)
+        return 130
+
+
+def _build(app_dir: Path) -> int:
+    manifest = compile_app(app_dir)
+    _print(f"compiled {len(manifest.tools)} tool(s) -> {manifest_path(app_dir)}")
+    for tool in manifest.tools:
+        traits = [t for t, on in (("client-resolved", tool.client_resolved), ("approval", tool.needs_approval)) if on]
+        _print(f"  {tool.name:<24} {tool.source}{'  [' + ', '.join(traits) + ']' if traits else ''}")
+    return 0
+
+
+def _model(args: argparse.Namespace, agent: Agent) -> Model | str | None:
+    if args.model == "mock":
+        return load_mock_model(args.app_dir)
+    return args.model or agent.model
+
+
+async def _open(args: argparse.Namespace, runtime: Runtime) -> Session:
+    if args.session:
+        return await runtime.get_session(args.session)
+    return await runtime.create_session()
+
+
+def _render_event(event: Event) -> None:
+    data = event.data
+    if event.type == "message.completed":
+        _print(f"agent > {data['text']}")
+    elif event.type == "action.result":
+        mark = "x" if data.get("isError") else "<-"
+        _print(f"  {mark} {data['toolName']}: {json.dumps(data.get('output'), ensure_ascii=False)}")
+    elif event.type == "turn.failed":
+        error = data.get("error")
+        _print(f"turn failed: {error.get('message') if isinstance(error, dict) else error}", err=True)
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    agent = load_agent(args.app_dir)
+
+    async def listen(events: Sequence[Event]) -> None:
+        for event in events:
+            _render_event(event)
+
+    store = SQLiteSessionStore(args.store or args.app_dir / ".eve" / "sessions.db")
+    runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
+
+    async def ask(prompt: str) -> str:
+        return await anyio.to_thread.run_sync(input, prompt)
+
+    try:
+        session = await _open(args, runtime)
+        _print(f"eve-py chat: {agent.name} with model {runtime.model.name}; session {session.id}")
+        _print(f"(continue later with: eve-py chat {args.app_dir} --session {session.id} ...; Ctrl-D quits)")
+        result: TurnResult | None = None
+        if session.status == "running":
+            _print("this session's last turn was interrupted; continuing it")
+            result = await session.resume()
+        elif session.status == "waiting":
+            result = await session.resume()
+        while True:
+            while result is not None and result.status == "waiting":
+                responses = [await ask_request(request, ask, _print) for request in result.input_requests]
+                try:
+                    result = await session.respond(responses)
+                except InputResponseError as exc:
+                    _print(f"  ! {exc}")
+                    result = await session.resume()
+            line = (await ask("\nyou > ")).strip()
+            if line in ("/quit", "/exit"):
+                return 0
+            if line:
+                result = await session.send(line)
+    except EOFError:
+        _print("")
+        return 0
+    finally:
+        await store.aclose()
+
+
+def _load_answers(path: Path | None) -> list[dict[str, Any]]:
+    if path is None:
+        return []
+    try:
+        answers = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read answers file {str(path)!r}: {exc}") from exc
+    if not isinstance(answers, list) or not all(isinstance(a, dict) for a in answers):
+        raise UsageError(f'answers file {str(path)!r} must hold a JSON array of objects like {{"optionId": "approve"}}')
+    return answers
+
+
+async def _run(args: argparse.Namespace) -> int:
+    agent = load_agent(args.app_dir)
+    answers = _load_answers(args.answers)
+
+    def listen(events: Sequence[Event]) -> None:
+        for event in events:
+            if args.json:
+                _print(event.model_dump_json(by_alias=True))
+            else:
+                _render_event(event)
+
+    store = SQLiteSessionStore(args.store or args.app_dir / ".eve" / "sessions.db")
+    runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
+    try:
+        session = await _open(args, runtime)
+        if not args.json:
+            _print(f"session {session.id}")
+        result = await session.send(args.message)
+        while result.status == "waiting":
+            if len(answers) < len(result.input_requests):
+                _print(
+                    f"session {session.id} is waiting for {len(result.input_requests)} answer(s) and the answers "
+                    f"file has {len(answers)} left; continue with --session {session.id}",
+                    err=True,
+                )
+                return 3
+            responses = []
+            for request in result.input_requests:
+                answer = {"requestId": request.request_id, **answers.pop(0)}
+                responses.append(InputResponse.model_validate(answer))
+            try:
+                result = await session.respond(responses)
+            except InputResponseError as exc:
+                _print(f"error: {exc}", err=True)
+                return 2
+        return 0 if result.status == "completed" else 1
+    except EveError as exc:
+        if isinstance(exc, UsageError):
+            raise
+        _print(f"error: {type(exc).__name__}: {exc}", err=True)
+        return 1
+    finally:
+        await store.aclose()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
