@@ -241,22 +241,25 @@ class Session:
         pending = record.pending
         if not checked_input:
             raise InputResponseError("respond() needs at least one input response", request_id="")
+        running_hint = " (a turn is running, or its worker died: call resume())" if record.status == "running" else ""
+        for response in checked_input:
+            if (pending is not None and response.request_id in pending.answers) or _answered_in_history(
+                record, response.request_id
+            ):
+                raise RequestAlreadyAnsweredError(
+                    f"Request {response.request_id!r} was already answered{running_hint}.",
+                    request_id=response.request_id,
+                )
         if record.status != "waiting" or pending is None:
-            for response in checked_input:
-                if _answered_in_history(record, response.request_id):
-                    raise RequestAlreadyAnsweredError(
-                        f"Request {response.request_id!r} was already answered; its call has its result.",
-                        request_id=response.request_id,
-                    )
-            hint = " (a turn is running, or its worker died: call resume())" if record.status == "running" else ""
             raise SessionNotWaitingError(
-                f"Session {self.id!r} is not waiting for input (status {record.status!r}){hint}.", status=record.status
+                f"Session {self.id!r} is not waiting for input (status {record.status!r}){running_hint}.",
+                status=record.status,
             )
         by_id = {request.request_id: request for request in pending.requests}
         accepted = {}
         for response in checked_input:
             request_id = response.request_id
-            if request_id in pending.answers or request_id in accepted or _answered_in_history(record, request_id):
+            if request_id in accepted:
                 raise RequestAlreadyAnsweredError(
                     f"Request {request_id!r} was already answered.", request_id=request_id
                 )

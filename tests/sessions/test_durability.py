@@ -1,0 +1,289 @@
+"""Parked sessions survive restarts, races and crashes without losing an answer or duplicating a result."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from eve_py import (
+    InputResponse,
+    PairingError,
+    RequestAlreadyAnsweredError,
+    Runtime,
+    SessionConflictError,
+    SessionError,
+    check_pairing,
+    load_agent,
+)
+from eve_py.agent import load_mock_model
+from eve_py.harness.events import Event
+from eve_py.models.messages import AssistantMessage, ToolCallPart, ToolMessage
+from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
+from eve_py.testing import MockModel
+from tests.conftest import HITL_APP, REPO
+
+pytestmark = pytest.mark.anyio
+
+PICK = {"pickedIds": ["tpl_green"]}
+
+
+def runtime_on(store: SessionStore) -> Runtime:
+    return Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+
+
+def results_for(record: SessionRecord, call_id: str) -> list[Any]:
+    return [
+        part
+        for message in record.messages
+        if isinstance(message, ToolMessage)
+        for part in message.content
+        if part.tool_call_id == call_id
+    ]
+
+
+PARK_SCRIPT = """
+import anyio, json, sys
+from eve_py import Runtime, load_agent
+from eve_py.agent import load_mock_model
+from eve_py.sessions import SQLiteSessionStore
+
+async def main() -> None:
+    app = sys.argv[1]
+    store = SQLiteSessionStore(sys.argv[2])
+    runtime = Runtime(load_agent(app), model=load_mock_model(app), store=store)
+    session = await runtime.create_session()
+    result = await session.send("help me pick a template")
+    print(json.dumps({"sessionId": session.id, "status": result.status,
+                      "requestId": result.input_requests[0].request_id}))
+    await store.aclose()
+
+anyio.run(main)
+"""
+
+
+async def test_a_session_parked_in_another_process_resumes_here(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    completed = subprocess.run(
+        [sys.executable, "-c", PARK_SCRIPT, str(HITL_APP), str(db)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+        timeout=60,
+    )
+    parked = json.loads(completed.stdout)
+    assert parked["status"] == "waiting"
+
+    store = SQLiteSessionStore(db)
+    session = await runtime_on(store).get_session(parked["sessionId"])
+    assert session.status == "waiting"
+    assert [r.request_id for r in session.input_requests] == [parked["requestId"]]
+
+    done = await session.respond([InputResponse(request_id=parked["requestId"], value=PICK)])
+
+    assert done.status == "completed"
+    assert done.message == "Recorded your pick: tpl_green."
+    assert len(results_for(session.record, parked["requestId"])) == 1
+    events = [e.type for e in await session.events()]
+    assert events.count("session.waiting") == 1 and events[-1] == "turn.completed"
+    await store.aclose()
+
+
+async def test_a_parked_session_resumes_from_a_new_runtime_on_the_same_file(tmp_path: Path) -> None:
+    first_store = SQLiteSessionStore(tmp_path / "s.db")
+    session = await runtime_on(first_store).create_session()
+    [request] = (await session.send("help me pick a template")).input_requests
+    await first_store.aclose()
+
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    again = await runtime_on(store).get_session(session.id)
+    done = await again.respond([InputResponse(request_id=request.request_id, value=PICK)])
+
+    assert done.status == "completed"
+    assert (await again.events())[0].type == "session.started"
+    await store.aclose()
+
+
+class BarrierStore:
+    """Delegates to a real store; `load` waits until `parties` callers have loaded (forces a race)."""
+
+    def __init__(self, inner: SessionStore, parties: int) -> None:
+        self.inner = inner
+        self.parties = parties
+        self.loaded = 0
+        self.all_loaded = anyio.Event()
+        self.armed = False
+
+    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        return await self.inner.create(record, events)
+
+    async def load(self, session_id: str) -> SessionRecord:
+        record = await self.inner.load(session_id)
+        if self.armed:
+            self.loaded += 1
+            if self.loaded >= self.parties:
+                self.all_loaded.set()
+                self.armed = False
+            await self.all_loaded.wait()
+        return record
+
+    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        return await self.inner.commit(record, events)
+
+    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
+        return await self.inner.read_events(session_id, start, stop)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_written(
+    kind: str, tmp_path: Path
+) -> None:
+    inner: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
+    store = BarrierStore(inner, parties=2)
+    runtime = runtime_on(store)
+    session = await runtime.create_session()
+    [request] = (await session.send("help me pick a template")).input_requests
+    outcomes: list[object] = []
+
+    handles = [await runtime.get_session(session.id) for _ in range(2)]
+
+    async def answer(pick: str) -> None:
+        handle = handles.pop()
+        try:
+            outcomes.append(
+                await handle.respond([InputResponse(request_id=request.request_id, value={"pickedIds": [pick]})])
+            )
+        except SessionError as exc:
+            outcomes.append(exc)
+
+    store.armed = True
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(answer, "tpl_red")
+            group.start_soon(answer, "tpl_blue")
+
+    errors = [o for o in outcomes if isinstance(o, Exception)]
+    assert len(outcomes) == 2 and len(errors) == 1
+    assert isinstance(errors[0], SessionConflictError)
+    assert "changed by another writer" in str(errors[0])
+    record = await inner.load(session.id)
+    assert record.status == "idle"
+    [result] = results_for(record, request.request_id)
+    assert result.output["pickedIds"][0] in ("tpl_red", "tpl_blue")
+    check_pairing(record.messages)
+    await inner.aclose()
+
+
+class Crash(BaseException):
+    """Stands in for the process dying (not an Exception, so nothing in eve-py catches it)."""
+
+
+class CrashingStore:
+    """A real SQLite store that dies before the `crash_on`-th commit after arming (nothing is written)."""
+
+    def __init__(self, path: Path, crash_on: int) -> None:
+        self.inner = SQLiteSessionStore(path)
+        self.crash_on = crash_on
+        self.commits = 0
+        self.armed = False
+
+    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        return await self.inner.create(record, events)
+
+    async def load(self, session_id: str) -> SessionRecord:
+        return await self.inner.load(session_id)
+
+    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        if self.armed:
+            self.commits += 1
+            if self.commits == self.crash_on:
+                raise Crash
+        return await self.inner.commit(record, events)
+
+    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
+        return await self.inner.read_events(session_id, start, stop)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.mark.parametrize("crash_on", [2, 3, 4])
+async def test_a_crash_after_the_answer_is_stored_loses_nothing_and_duplicates_nothing(
+    tmp_path: Path, crash_on: int
+) -> None:
+    """Commit 1 stores the answer; 2 appends the parked step's results; 3 the `note` step; 4 the final text."""
+    db = tmp_path / "s.db"
+    crashing = CrashingStore(db, crash_on)
+    session = await runtime_on(crashing).create_session()
+    [request] = (await session.send("help me pick a template")).input_requests
+    crashing.armed = True
+
+    with pytest.raises(Crash):
+        await session.respond([InputResponse(request_id=request.request_id, value=PICK)])
+    await crashing.aclose()
+
+    store = SQLiteSessionStore(db)
+    restarted = await runtime_on(store).get_session(session.id)
+    assert restarted.status == "running"
+    with pytest.raises(RequestAlreadyAnsweredError, match=r"call resume\(\)"):
+        await restarted.respond([InputResponse(request_id=request.request_id, value={"pickedIds": ["tpl_red"]})])
+
+    done = await restarted.resume()
+
+    assert done.status == "completed"
+    assert done.message == "Recorded your pick: tpl_green.", "the stored answer is used, not lost"
+    [result] = results_for(restarted.record, request.request_id)
+    assert result.output == PICK
+    note_results = [
+        p for m in restarted.record.messages if isinstance(m, ToolMessage) for p in m.content if p.tool_name == "note"
+    ]
+    assert len(note_results) == 1
+    check_pairing(restarted.record.messages)
+    await store.aclose()
+
+
+async def test_resume_on_a_waiting_or_idle_session_changes_nothing(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    runtime = runtime_on(store)
+    session = await runtime.create_session()
+    parked = await session.send("help me pick a template")
+    count = len(await session.events())
+
+    waiting = await session.resume()
+    assert waiting.status == "waiting" and waiting.input_requests == parked.input_requests
+    await session.respond([InputResponse(request_id=parked.input_requests[0].request_id, value=PICK)])
+    idle = await session.resume()
+    assert idle.status == "completed" and idle.message == "Recorded your pick: tpl_green."
+    assert idle.events == [] and waiting.events == []
+    assert len(await session.events()) > count
+    await store.aclose()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_a_conversation_that_breaks_pairing_is_never_sent(kind: str, tmp_path: Path) -> None:
+    store: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
+    model = MockModel(lambda request: "unreachable")
+    runtime = Runtime(load_agent(HITL_APP), model=model, store=store)
+    session = await runtime.create_session()
+    record = await store.load(session.id)
+    dangling = AssistantMessage(content=[ToolCallPart(tool_call_id="call_1", tool_name="note", input={"text": "x"})])
+    await store.commit(record.model_copy(update={"messages": [dangling]}), [])
+
+    with pytest.raises(PairingError) as caught:
+        await session.send("hello")
+
+    assert caught.value.call_ids == ["call_1"]
+    assert model.requests == []
+    events = [e.type for e in await session.events()]
+    assert events[-2:] == ["session.failed", "turn.failed"]
+    await store.aclose()
