@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,14 +69,8 @@ anyio.run(main)
 
 async def test_a_session_parked_in_another_process_resumes_here(tmp_path: Path) -> None:
     db = tmp_path / "sessions.db"
-    completed = subprocess.run(
-        [sys.executable, "-c", PARK_SCRIPT, str(HITL_APP), str(db)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=True,
-        timeout=60,
-    )
+    with anyio.fail_after(60):
+        completed = await anyio.run_process([sys.executable, "-c", PARK_SCRIPT, str(HITL_APP), str(db)], cwd=REPO)
     parked = json.loads(completed.stdout)
     assert parked["status"] == "waiting"
 
