@@ -161,6 +161,13 @@ class TurnDriver:
         except Exception as exc:  # a provider failure fails the turn, not the session
             return record, await self._fail(record, events, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
 
+        ids = [call.id for call in response.tool_calls]
+        used = {c.tool_call_id for m in record.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+        clashing = sorted({i for i in ids if i in used or ids.count(i) > 1})
+        if clashing:
+            # Storing them would make every later request unpairable; the user can send again.
+            message = f"The model returned tool call ids that are not unique in the conversation: {clashing}"
+            return record, await self._fail(record, events, "MODEL_ERROR", message)
         content: list[TextPart | ToolCallPart] = []
         if response.text:
             content.append(TextPart(text=response.text))
@@ -175,7 +182,14 @@ class TurnDriver:
         if not assistant.tool_calls:
             events.append(new_event("turn.completed", {"turnId": turn.turn_id, "status": "completed"}))
             record = await self.commit(
-                record.model_copy(update={"messages": [*record.messages, assistant], "status": "idle", "turn": turn}),
+                # An empty assistant message is rejected by providers, so an empty response adds none.
+                record.model_copy(
+                    update={
+                        "messages": [*record.messages, assistant] if content else record.messages,
+                        "status": "idle",
+                        "turn": turn,
+                    }
+                ),
                 events,
             )
             return record, self.result(record, "completed")

@@ -422,3 +422,29 @@ async def test_an_approval_policy_sees_the_call_and_the_tools_approved_before() 
     ]
     outputs = [e.data["output"] for e in done.events if e.type == "action.result"]
     assert outputs == [{"paid": 100, "approved": True}, {"paid": 101, "approved": False}]
+
+
+async def test_a_model_that_repeats_a_tool_call_id_fails_the_turn_and_stores_nothing_unpairable() -> None:
+    from eve_py.models import ModelRequest, ModelResponse, ModelToolCall
+
+    class RepeatingModel:
+        name = "repeating"
+
+        async def request(self, request: ModelRequest) -> ModelResponse:
+            if request.messages[-1].role == "tool":
+                return ModelResponse(text="done")
+            return ModelResponse(tool_calls=[ModelToolCall(id="call_1", name="note", input={"text": "x"})])
+
+    def note(text: str) -> str:
+        return text
+
+    agent = Agent.from_definitions({"note": define_tool(description="Note.", execute=note)})
+    session = await Runtime(agent, model=RepeatingModel()).create_session()
+    assert (await session.send("one")).status == "completed"
+
+    failed = await session.send("two")
+
+    assert failed.status == "failed"
+    assert failed.error == "The model returned tool call ids that are not unique in the conversation: ['call_1']"
+    check_pairing(session.messages)
+    assert session.status == "idle"
