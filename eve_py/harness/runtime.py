@@ -308,7 +308,7 @@ class Session:
         self._record = record
         if record.status == "waiting":
             return driver.result(record, "waiting")
-        return replace(driver.result(record, "completed"), message=last_assistant_text(record.messages))
+        return replace(driver.result(record, "completed"), message=_last_assistant_text(record.messages))
 
     async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
         try:
@@ -326,7 +326,7 @@ def _answered_in_history(record: SessionRecord, request_id: str) -> bool:
     )
 
 
-def last_assistant_text(messages: Sequence[Message]) -> str | None:
+def _last_assistant_text(messages: Sequence[Message]) -> str | None:
     """The text of the newest assistant message that has text."""
     for message in reversed(messages):
         if isinstance(message, AssistantMessage) and message.text:
