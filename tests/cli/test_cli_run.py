@@ -1,0 +1,333 @@
+"""`eve-py run APP_DIR MESSAGE`: one message, non-interactive, answers from a file."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from eve_py import Runtime, Session, load_agent
+from eve_py.agent import load_mock_model
+from eve_py.cli.main import main
+from eve_py.sessions import SQLiteSessionStore
+
+RunEve = Callable[..., "subprocess.CompletedProcess[str]"]
+WriteAnswers = Callable[[list[dict[str, Any]]], Path]
+
+TEMPLATE = "help me pick a template"
+
+
+def events_from(stdout: str) -> list[dict[str, Any]]:
+    """Parse NDJSON output, checking every line is one event object."""
+    events = []
+    for line in stdout.splitlines():
+        event = json.loads(line)
+        assert isinstance(event, dict)
+        assert set(event) == {"type", "data", "meta"}
+        assert set(event["meta"]) == {"id", "at"}
+        events.append(event)
+    return events
+
+
+def session_id_in(text: str) -> str:
+    match = re.search(r"ses_[0-9A-Z]+", text)
+    assert match, text
+    return match.group(0)
+
+
+async def _stored_session(app: Path, store: Path, session_id: str) -> tuple[str, list[str]]:
+    """(status, open request ids) of a session, read back through a fresh runtime on the store."""
+    sessions = SQLiteSessionStore(store)
+    try:
+        runtime = Runtime(load_agent(app), model=load_mock_model(app), store=sessions)
+        session: Session = await runtime.get_session(session_id)
+        return session.status, [request.request_id for request in session.input_requests]
+    finally:
+        await sessions.aclose()
+
+
+def stored_session(app: Path, store: Path, session_id: str) -> tuple[str, list[str]]:
+    return anyio.run(_stored_session, app, store, session_id)
+
+
+def run_cli(app: Path, store: Path, message: str, *extra: str | Path) -> int:
+    return main(["run", str(app), message, "--model", "mock", "--store", str(store), *map(str, extra)])
+
+
+# --- answering from a file --------------------------------------------------------------------------
+
+
+def test_run_json_prints_ndjson_events_ending_in_a_completed_turn(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"value": {"pickedIds": ["tpl_blue"]}}])
+
+    code = run_cli(hitl_app, store, TEMPLATE, "--answers", answers, "--json")
+
+    assert code == 0
+    events = events_from(capsys.readouterr().out)
+    types = [event["type"] for event in events]
+    assert types[0] == "session.started"
+    assert events[-1]["type"] == "turn.completed"
+    assert events[-1]["data"]["status"] == "completed"
+    [requested] = [event for event in events if event["type"] == "input.requested"]
+    [request] = requested["data"]["requests"]
+    assert request["action"]["toolName"] == "ask_question"
+    assert [option["id"] for option in request["options"]] == ["tpl_blue", "tpl_red", "tpl_green"]
+    results = [event["data"] for event in events if event["type"] == "action.result"]
+    assert [(result["toolName"], result["output"]["text"]) for result in results] == [("note", "picked tpl_blue")]
+    [completed] = [event for event in events if event["type"] == "message.completed"]
+    assert completed["data"]["text"] == "Recorded your pick: tpl_blue."
+
+
+def test_run_json_in_a_real_process_prints_one_event_per_line(
+    eve: RunEve, hitl_app: Path, store: Path, write_answers: WriteAnswers
+) -> None:
+    answers = write_answers([{"value": {"pickedIds": ["tpl_green"]}}])
+
+    done = eve("run", hitl_app, TEMPLATE, "--model", "mock", "--answers", answers, "--json", "--store", store)
+
+    assert done.returncode == 0, done.stderr
+    events = events_from(done.stdout)
+    assert events[-1]["type"] == "turn.completed"
+    assert events[-1]["data"]["status"] == "completed"
+    assert any(e["type"] == "message.completed" and "tpl_green" in e["data"]["text"] for e in events)
+
+
+def test_run_without_json_prints_the_tool_results_and_the_reply(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"value": {"pickedIds": ["tpl_red"]}}])
+
+    code = run_cli(hitl_app, store, TEMPLATE, "--answers", answers)
+
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "<- note:" in out
+    assert "agent > Recorded your pick: tpl_red." in out
+
+
+def test_run_answers_an_approval_from_the_file(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"optionId": "approve"}])
+
+    code = run_cli(hitl_app, store, "run the guarded echo", "--answers", answers)
+
+    assert code == 0
+    assert "returned the token guarded-echo-ok-T4Q9" in capsys.readouterr().out
+
+
+def test_run_denies_an_approval_with_the_reason_from_the_file(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"optionId": "deny", "text": "not today"}])
+
+    code = run_cli(hitl_app, store, "run the guarded echo", "--answers", answers)
+
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "did not run: Tool execution was denied. Reason: not today" in out
+    assert "guarded-echo-ok" not in out
+
+
+def test_run_gives_the_answers_in_order_to_a_turn_that_parks_twice(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"value": {"pickedIds": ["tpl_blue"]}}, {"value": {"pickedIds": ["red"]}}])
+
+    code = run_cli(hitl_app, store, "set up a palette", "--answers", answers)
+
+    assert code == 0
+    assert "template tpl_blue, accent red" in capsys.readouterr().out
+
+
+def test_run_gives_the_answers_in_request_order_to_one_batch_of_two_requests(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"optionId": "approve"}, {"value": {"pickedIds": ["blue"]}}])
+
+    code = run_cli(hitl_app, store, "review my page", "--answers", answers)
+
+    assert code == 0
+    assert "returned the token guarded-echo-ok-T4Q9. Colour: blue." in capsys.readouterr().out
+
+
+# --- stopping when an answer is missing or wrong --------------------------------------------------
+
+
+def test_run_without_enough_answers_exits_3_and_says_how_to_continue(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([])
+
+    code = run_cli(hitl_app, store, TEMPLATE, "--answers", answers)
+
+    assert code == 3
+    err = capsys.readouterr().err
+    session_id = session_id_in(err)
+    assert "waiting for 1 answer(s)" in err
+    assert f"--session {session_id}" in err
+    status, open_requests = stored_session(hitl_app, store, session_id)
+    assert status == "waiting"
+    assert len(open_requests) == 1
+
+
+def test_run_with_no_answers_file_at_all_also_exits_3(
+    hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli(hitl_app, store, TEMPLATE)
+
+    assert code == 3
+    assert "continue with --session" in capsys.readouterr().err
+
+
+def test_run_with_an_answer_failing_the_schema_exits_2_and_the_session_stays_parked(
+    eve: RunEve, hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"value": {"pickedIds": "tpl_blue"}}])
+
+    code = run_cli(hitl_app, store, TEMPLATE, "--answers", answers, "--json")
+
+    assert code == 2
+    captured = capsys.readouterr()
+    assert "rejected: value fails the schema at pickedIds: 'tpl_blue' is not of type 'array'" in captured.err
+    session_id = session_id_in(captured.out)
+    status, open_requests = stored_session(hitl_app, store, session_id)
+    assert status == "waiting"
+    [requested] = [e for e in events_from(captured.out) if e["type"] == "input.requested"]
+    assert open_requests == [requested["data"]["requests"][0]["requestId"]]
+
+    # Nothing was lost: the same question is still open, and chat --session answers it.
+    done = eve("chat", hitl_app, "--model", "mock", "--session", session_id, "--store", store, input="1\n")
+
+    assert done.returncode == 0, done.stderr
+    assert "? Which template should the page use?" in done.stdout
+    assert "agent > Recorded your pick: tpl_blue." in done.stdout
+    status, open_requests = stored_session(hitl_app, store, session_id)
+    assert (status, open_requests) == ("idle", [])
+
+
+def test_run_session_with_a_new_message_dismisses_the_parked_question_and_runs_the_new_turn(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(hitl_app, store, TEMPLATE, "--answers", write_answers([])) == 3
+    session_id = session_id_in(capsys.readouterr().err)
+    _, [parked_id] = stored_session(hitl_app, store, session_id)
+
+    answers = write_answers([{"value": {"pickedIds": ["tpl_green"]}}])
+    code = run_cli(hitl_app, store, TEMPLATE, "--session", session_id, "--answers", answers, "--json")
+
+    assert code == 0
+    events = events_from(capsys.readouterr().out)
+    [dismissal] = [e["data"] for e in events if e["type"] == "input.resolved" and e["data"].get("dismissed")]
+    assert dismissal["dismissed"] == [parked_id]
+    requested = [e["data"]["requests"][0]["requestId"] for e in events if e["type"] == "input.requested"]
+    assert requested != [parked_id]
+    assert events[-1]["type"] == "turn.completed"
+    assert events[-1]["data"]["status"] == "completed"
+    assert any(e["type"] == "message.completed" and "tpl_green" in e["data"]["text"] for e in events)
+
+
+def test_run_with_an_answer_object_that_is_no_input_response_exits_2_with_a_clear_message(
+    eve: RunEve, hitl_app: Path, store: Path, write_answers: WriteAnswers
+) -> None:
+    answers = write_answers([{"pick": "tpl_blue"}])
+
+    done = eve("run", hitl_app, TEMPLATE, "--model", "mock", "--answers", answers, "--store", store)
+
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "pick" in done.stderr
+
+
+def test_run_with_an_answers_file_that_is_not_json_exits_2(
+    hitl_app: Path, store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text("{not json", encoding="utf-8")
+
+    code = run_cli(hitl_app, store, TEMPLATE, "--answers", answers)
+
+    assert code == 2
+    assert f"cannot read answers file {str(answers)!r}" in capsys.readouterr().err
+
+
+def test_run_with_an_answers_file_that_is_not_an_array_of_objects_exits_2(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"optionId": "approve"}])
+    answers.write_text('{"optionId": "approve"}', encoding="utf-8")
+
+    code = run_cli(hitl_app, store, TEMPLATE, "--answers", answers)
+
+    assert code == 2
+    assert "must hold a JSON array of objects" in capsys.readouterr().err
+
+
+# --- choosing a model ---------------------------------------------------------------------------------
+
+
+def test_run_with_an_unknown_provider_exits_2_with_a_clear_message(
+    hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", str(hitl_app), "hi", "--model", "nosuchprovider/model-9", "--store", str(store)])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "No provider is available for model 'nosuchprovider/model-9'" in err
+    assert "--model mock" in err
+
+
+def test_run_with_the_mock_model_on_an_app_without_mock_model_py_exits_2(
+    tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "app" / "agent").mkdir(parents=True)
+
+    code = main(["run", str(tmp_path / "app"), "hi", "--model", "mock", "--store", str(store)])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--model mock needs" in err
+    assert "mock_model.py" in err
+
+
+def test_run_on_an_app_without_any_model_exits_2_and_suggests_one(
+    tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "app" / "agent").mkdir(parents=True)
+
+    code = main(["run", str(tmp_path / "app"), "hi", "--store", str(store)])
+
+    assert code == 2
+    assert "No model" in capsys.readouterr().err
+
+
+def test_run_on_a_broken_app_exits_1_with_the_diagnostics(
+    tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tool = tmp_path / "app" / "agent" / "tools" / "bad.py"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("tool = 1\n", encoding="utf-8")
+
+    code = main(["run", str(tmp_path / "app"), "hi", "--model", "mock", "--store", str(store)])
+
+    assert code == 1
+    assert 'Expected the tool export "tool" from "tools/bad.py" to match the public eve shape.' in (
+        capsys.readouterr().err
+    )
+
+
+def test_run_with_an_unknown_session_id_fails_with_a_clear_message(
+    hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli(hitl_app, store, "hi", "--session", "ses_missing")
+
+    assert code != 0
+    assert "No session with id 'ses_missing'" in capsys.readouterr().err
