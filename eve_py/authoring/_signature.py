@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -75,11 +74,11 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
             or an annotation cannot be resolved.
     """
     try:
-        signature = inspect.signature(fn)
+        # eval_str resolves string annotations (`from __future__ import annotations`) for plain
+        # functions, bound methods, partials and callable objects alike.
+        signature = inspect.signature(fn, eval_str=True)
     except (TypeError, ValueError) as exc:
         raise ToolDefinitionError(f"tool {tool!r}: cannot read the signature of its executor: {exc}") from exc
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
     except Exception as exc:
         raise ToolDefinitionError(
             f"tool {tool!r}: cannot resolve the executor's type annotations ({type(exc).__name__}: {exc}); "
@@ -97,11 +96,11 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
             raise ToolDefinitionError(
                 f"tool {tool!r} parameter {name!r} is positional-only; executors are called with keywords"
             )
-        if name not in hints:
+        if param.annotation is inspect.Parameter.empty:
             raise ToolDefinitionError(
                 f"tool {tool!r} parameter {name!r} has no annotation; annotate it (for example {name}: str)"
             )
-        annotation = hints[name]
+        annotation = param.annotation
         if annotation is ToolContext:
             context_params.append(name)
             continue

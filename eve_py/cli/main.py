@@ -3,11 +3,15 @@
 ```
 eve-py build APP_DIR
 eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
-eve-py run APP_DIR MESSAGE [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
+eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
 ```
 
+`run` without MESSAGE continues the session given by `--session` (a parked one gets the
+answers file's answers).
+
 Exit codes: 0 success; 1 compile errors or a failed turn; 2 bad usage or configuration (unknown
-model, bad answers file, rejected answer); 3 `run` stopped waiting for input it has no answer for.
+model, unknown session, bad answers file, rejected answer); 3 `run` stopped waiting for input it
+has no answer for.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from pydantic import ValidationError
 
 from eve_py.agent import Agent, load_agent, load_mock_model
 from eve_py.cli.prompts import ask_request
-from eve_py.compiler.app import compile_app, manifest_path
-from eve_py.errors import CompileError, EveError, InputResponseError, UsageError
+from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
+from eve_py.errors import CompileError, EveError, InputResponseError, SessionError, UsageError
 from eve_py.harness.events import Event
 from eve_py.harness.loop import TurnResult
 from eve_py.harness.runtime import Runtime, Session
@@ -58,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="send one message non-interactively")
     runtime_options(run)
-    run.add_argument("message")
+    run.add_argument("message", nargs="?", help="the user message; leave out to continue --session")
     run.add_argument("--answers", type=Path, help="JSON array of answers, given to parked requests in order")
     run.add_argument("--json", action="store_true", help="print every event as one JSON line (NDJSON)")
     return parser
@@ -76,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CompileError as exc:
         _print(str(exc), err=True)
         return 1
-    except UsageError as exc:
+    except (UsageError, SessionError) as exc:
         _print(f"error: {exc}", err=True)
         return 2
     except KeyboardInterrupt:
@@ -85,7 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _build(app_dir: Path) -> int:
-    manifest = compile_app(app_dir)
+    compiled = compile_app_definitions(app_dir)
+    for diagnostic in compiled.diagnostics:
+        _print(diagnostic.render(), err=True)
+    manifest = save_manifest(compiled)
     _print(f"compiled {len(manifest.tools)} tool(s) -> {manifest_path(app_dir)}")
     for tool in manifest.tools:
         traits = [t for t, on in (("client-resolved", tool.client_resolved), ("approval", tool.needs_approval)) if on]
@@ -169,6 +177,16 @@ def _load_answers(path: Path | None) -> list[dict[str, Any]]:
         raise UsageError(f"cannot read answers file {str(path)!r}: {exc}") from exc
     if not isinstance(answers, list) or not all(isinstance(a, dict) for a in answers):
         raise UsageError(f'answers file {str(path)!r} must hold a JSON array of objects like {{"optionId": "approve"}}')
+    for index, answer in enumerate(answers):
+        try:
+            InputResponse.model_validate({"requestId": "-", **answer})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            raise UsageError(
+                f"answers file {str(path)!r}, answer {index}: not an input response "
+                f"(keys: requestId?, optionId, text, value, action): {where}: {error['msg']}"
+            ) from exc
     return answers
 
 
@@ -189,12 +207,18 @@ async def _run(args: argparse.Namespace) -> int:
         session = await _open(args, runtime)
         if not args.json:
             _print(f"session {session.id}")
-        result = await session.send(args.message)
+        if args.message is not None:
+            result = await session.send(args.message)
+        elif args.session:
+            result = await session.resume()
+        else:
+            raise UsageError("give a MESSAGE, or --session ID to continue a session")
         while result.status == "waiting":
             if len(answers) < len(result.input_requests):
                 _print(
                     f"session {session.id} is waiting for {len(result.input_requests)} answer(s) and the answers "
-                    f"file has {len(answers)} left; continue with --session {session.id}",
+                    f"file has {len(answers)} left; continue with: eve-py run {args.app_dir} --session {session.id} "
+                    f"--answers FILE (or eve-py chat {args.app_dir} --session {session.id})",
                     err=True,
                 )
                 return 3
@@ -209,7 +233,7 @@ async def _run(args: argparse.Namespace) -> int:
                 return 2
         return 0 if result.status == "completed" else 1
     except EveError as exc:
-        if isinstance(exc, UsageError):
+        if isinstance(exc, UsageError | SessionError):
             raise
         _print(f"error: {type(exc).__name__}: {exc}", err=True)
         return 1

@@ -1,6 +1,6 @@
 """The compiler: `compile_app` checks an app's `agent/` folder and writes its manifest."""
 
-from eve_py.compiler.app import CompiledApp, compile_app, compile_app_definitions, manifest_path
+from eve_py.compiler.app import CompiledApp, compile_app, compile_app_definitions, manifest_path, save_manifest
 from eve_py.compiler.diagnostics import Diagnostic
 from eve_py.compiler.manifest import AgentEntry, Manifest, ToolEntry
 
@@ -13,4 +13,5 @@ __all__ = (
     "compile_app",
     "compile_app_definitions",
     "manifest_path",
+    "save_manifest",
 )

@@ -22,7 +22,7 @@ from eve_py.errors import CompileError
 from eve_py.runtime.ask_question import FRAMEWORK_TOOLS
 from eve_py.runtime.tools import tool_name_from_path
 
-__all__ = ("CompiledApp", "compile_app", "compile_app_definitions", "manifest_path")
+__all__ = ("CompiledApp", "compile_app", "compile_app_definitions", "manifest_path", "save_manifest")
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -320,8 +320,12 @@ def compile_app(app_dir: str | Path, *, write_manifest: bool = True) -> Manifest
         CompileError: One or more errors; `.diagnostics` lists every problem found.
     """
     compiled = compile_app_definitions(app_dir)
-    if write_manifest:
-        target = manifest_path(app_dir)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(compiled.manifest.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8")
+    return save_manifest(compiled) if write_manifest else compiled.manifest
+
+
+def save_manifest(compiled: CompiledApp) -> Manifest:
+    """Write `compiled`'s manifest to `APP_DIR/.eve/build/manifest.json` and return it."""
+    target = manifest_path(compiled.app_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(compiled.manifest.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8")
     return compiled.manifest

@@ -24,7 +24,7 @@ class LoadFailure:
 
 
 def discover_tool_files(agent_dir: Path) -> list[Path]:
-    """Every `*.py` under `agent/tools/`, sorted, skipping `__init__.py` and `_private.py` files."""
+    """Every `*.py` under `agent/tools/`, sorted, skipping files and folders named `_*` (helpers)."""
     tools_dir = agent_dir / "tools"
     if not tools_dir.is_dir():
         return []

@@ -318,19 +318,7 @@ class TurnDriver:
         except Exception as exc:
             output = model_output = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
             is_error = True
-        events.append(
-            new_event(
-                "action.result",
-                {
-                    "turnId": turn_id,
-                    "stepIndex": step_index,
-                    "callId": call.tool_call_id,
-                    "toolName": tool.name,
-                    "output": output,
-                    "isError": is_error,
-                },
-            )
-        )
+        events.append(_action_result(turn_id, step_index, call, output, is_error))
         return ToolResultPart(
             tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error
         )
@@ -363,24 +351,13 @@ class TurnDriver:
             if approved:
                 reason = f"the tool {call.tool_name!r} is no longer available"
             message = denied_output(reason)
-            events.append(
-                new_event(
-                    "action.result",
-                    {
-                        "turnId": pending.turn_id,
-                        "stepIndex": pending.step_index,
-                        "callId": call.tool_call_id,
-                        "toolName": call.tool_name,
-                        "isError": True,
-                        "output": {
-                            "approval": {"requestId": request.request_id, "status": "denied" if answer else "ignored"},
-                            "code": "TOOL_EXECUTION_DENIED",
-                            "message": message,
-                            "tool": {"result": "not_run"},
-                        },
-                    },
-                )
-            )
+            denial: JsonValue = {
+                "approval": {"requestId": request.request_id, "status": "denied" if answer else "ignored"},
+                "code": "TOOL_EXECUTION_DENIED",
+                "message": message,
+                "tool": {"result": "not_run"},
+            }
+            events.append(_action_result(pending.turn_id, pending.step_index, call, denial, True))
             results[call.tool_call_id] = ToolResultPart(
                 tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True
             )
@@ -405,6 +382,21 @@ def _step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]
 
 def _error(call: ToolCallPart, message: str) -> ToolResultPart:
     return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True)
+
+
+def _action_result(turn_id: str, step_index: int, call: ToolCallPart, output: JsonValue, is_error: bool) -> Event:
+    """`action.result`: a call's full output (before `to_model_output`), or why it failed."""
+    return new_event(
+        "action.result",
+        {
+            "turnId": turn_id,
+            "stepIndex": step_index,
+            "callId": call.tool_call_id,
+            "toolName": call.tool_name,
+            "output": output,
+            "isError": is_error,
+        },
+    )
 
 
 def _input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:

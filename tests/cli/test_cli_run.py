@@ -179,13 +179,52 @@ def test_run_without_enough_answers_exits_3_and_says_how_to_continue(
     assert len(open_requests) == 1
 
 
+def test_run_without_a_message_continues_a_parked_session_with_the_answers_file(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(hitl_app, store, TEMPLATE) == 3
+    session_id = session_id_in(capsys.readouterr().err)
+    answers = write_answers([{"value": {"pickedIds": ["tpl_green"]}}])
+
+    code = main(
+        [
+            "run",
+            str(hitl_app),
+            "--session",
+            session_id,
+            "--answers",
+            str(answers),
+            "--model",
+            "mock",
+            "--store",
+            str(store),
+        ]
+    )
+
+    assert code == 0
+    assert "agent > Recorded your pick: tpl_green." in capsys.readouterr().out
+    status, open_requests = stored_session(hitl_app, store, session_id)
+    assert (status, open_requests) == ("idle", [])
+
+
+def test_run_without_a_message_or_a_session_is_a_usage_error(
+    hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", str(hitl_app), "--model", "mock", "--store", str(store)])
+
+    assert code == 2
+    assert "give a MESSAGE, or --session ID" in capsys.readouterr().err
+
+
 def test_run_with_no_answers_file_at_all_also_exits_3(
     hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = run_cli(hitl_app, store, TEMPLATE)
 
     assert code == 3
-    assert "continue with --session" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"continue with: eve-py run {hitl_app} --session ses_" in err
+    assert "--answers FILE" in err
 
 
 def test_run_with_an_answer_failing_the_schema_exits_2_and_the_session_stays_parked(
@@ -329,5 +368,5 @@ def test_run_with_an_unknown_session_id_fails_with_a_clear_message(
 ) -> None:
     code = run_cli(hitl_app, store, "hi", "--session", "ses_missing")
 
-    assert code != 0
+    assert code == 2
     assert "No session with id 'ses_missing'" in capsys.readouterr().err
