@@ -29,7 +29,9 @@ def discover_tool_files(agent_dir: Path) -> list[Path]:
     if not tools_dir.is_dir():
         return []
     return sorted(
-        path for path in tools_dir.rglob("*.py") if not path.name.startswith("_") and "__pycache__" not in path.parts
+        path
+        for path in tools_dir.rglob("*.py")
+        if not any(part.startswith("_") for part in path.relative_to(tools_dir).parts)
     )
 
 

@@ -273,6 +273,11 @@ class TurnDriver:
             events.append(
                 new_event("actions.requested", {"turnId": turn_id, "stepIndex": step_index, "actions": actions})
             )
+        events += [
+            _action_result(turn_id, step_index, call, rejected.output, True)
+            for call in assistant.tool_calls
+            if (rejected := results.get(call.tool_call_id)) is not None
+        ]
 
         async def run(call: ToolCallPart, tool: ResolvedTool) -> None:
             results[call.tool_call_id] = await self._execute(

@@ -350,6 +350,9 @@ async def test_unknown_tools_and_invalid_input_get_error_results_instead_of_park
     unknown, invalid = (done.message or "").splitlines()
     assert unknown.startswith("nope: Unknown tool 'nope'. Available tools: ask, ask_question")
     assert invalid.startswith("ask: Invalid input for tool 'ask' at n: 'three' is not of type 'integer'")
+    rejected = [(e.data["toolName"], e.data["isError"]) for e in done.events if e.type == "action.result"]
+    assert rejected == [("nope", True), ("ask", True)]
+    assert not any(e.type == "input.requested" for e in done.events)
 
 
 async def test_a_failing_model_fails_the_turn_and_the_session_can_send_again() -> None:
