@@ -1,0 +1,351 @@
+"""Park/resume benchmark: N sessions park on a client tool, then each is resumed with an answer.
+
+Run by hand (not part of the test suite):
+
+```
+.venv/bin/python bench/park_resume.py            # N=1000, SQLite vs the in-memory baseline
+.venv/bin/python bench/park_resume.py 5000
+.venv/bin/python bench/park_resume.py 1000 --store sqlite --json
+```
+
+Each session runs the `fixtures/agent-tools-hitl` app with its own mock model:
+
+- park: `create_session()`, then `send("help me pick a template")`; the model calls the app's
+  client-resolved `ask_question` and the turn returns `status="waiting"`.
+- resume: once all N sessions are parked, each is opened again by id (`get_session`) and
+  answered (`respond([{requestId, value: {pickedIds: ["tpl_blue"]}}])`); the turn runs the
+  `note` tool and completes.
+
+Memory is read from `/proc/self/status` (VmRSS, VmHWM) before the first park and again while all
+N sessions are parked and none is resumed. Only session ids are kept between the phases.
+
+Without `--store`, the SQLite run and the baseline run (the same flow on `MemorySessionStore`)
+each run in a fresh child process, so neither sees the other's heap, and the ratio
+sqlite/memory is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from eve_py import Runtime, load_agent
+from eve_py.agent import load_mock_model
+from eve_py.models import Model
+from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
+from eve_py.testing import MockModel
+
+StoreKind = Literal["sqlite", "memory"]
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_APP = REPO / "fixtures" / "agent-tools-hitl"
+MESSAGE = "help me pick a template"
+ANSWER = {"pickedIds": ["tpl_blue"]}
+WARMUP = 50
+
+
+@dataclass(frozen=True, kw_only=True)
+class Memory:
+    """Resident set size now and at its peak, in KiB."""
+
+    rss_kib: int
+    hwm_kib: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    """One store's numbers."""
+
+    store: StoreKind
+    sessions: int
+    concurrency: int
+    park_s: float
+    resume_s: float
+    park_p50_ms: float
+    park_p99_ms: float
+    resume_p50_ms: float
+    resume_p99_ms: float
+    rss_before_kib: int
+    rss_parked_kib: int
+    hwm_parked_kib: int
+    db_bytes: int | None
+    marginal_per_1000_kib: float | None
+    """RSS growth per 1,000 sessions over the second half of the parking phase."""
+
+    @property
+    def cycles_per_s(self) -> float:
+        """Sessions parked and resumed per second (one park plus one resume is one cycle)."""
+        return self.sessions / (self.park_s + self.resume_s)
+
+    @property
+    def parks_per_s(self) -> float:
+        """Sessions parked per second (create + send until waiting)."""
+        return self.sessions / self.park_s
+
+    @property
+    def resumes_per_s(self) -> float:
+        """Sessions resumed per second (get_session + respond until completed)."""
+        return self.sessions / self.resume_s
+
+    @property
+    def rss_growth_per_1000_kib(self) -> float:
+        """RSS growth while all sessions are parked, per 1,000 parked sessions."""
+        return (self.rss_parked_kib - self.rss_before_kib) * 1000 / self.sessions
+
+    @property
+    def peak_growth_per_1000_kib(self) -> float:
+        """Peak RSS (VmHWM) growth up to the moment all sessions are parked, per 1,000 sessions."""
+        return (self.hwm_parked_kib - self.rss_before_kib) * 1000 / self.sessions
+
+
+def read_memory() -> Memory:
+    """VmRSS and VmHWM from /proc/self/status (Linux); falls back to getrusage's peak."""
+    fields: dict[str, int] = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    fields[key] = int(value.split()[0])
+    except OSError:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return Memory(rss_kib=peak, hwm_kib=peak)
+    return Memory(rss_kib=fields["VmRSS"], hwm_kib=fields["VmHWM"])
+
+
+def percentile_ms(samples: list[float], q: int) -> float:
+    """The q-th percentile of `samples` (seconds), in milliseconds."""
+    if len(samples) < 2:
+        return samples[0] * 1000 if samples else 0.0
+    return statistics.quantiles(samples, n=100, method="inclusive")[q - 1] * 1000
+
+
+def marginal_growth(samples: list[tuple[int, int]]) -> float | None:
+    """RSS growth per 1,000 parked sessions between the middle and the end of parking (KiB).
+
+    Fixed costs (SQLite's page cache, interpreter caches) are paid early; this slope shows what
+    each further parked session costs.
+    """
+    if len(samples) < 2:
+        return None
+    last = samples[-1]
+    middle = next(sample for sample in samples if sample[0] * 2 >= last[0])
+    if middle[0] == last[0]:
+        middle = samples[-2]
+    return (last[1] - middle[1]) * 1000 / (last[0] - middle[0])
+
+
+def forget_requests(model: Model) -> None:
+    """Drop the mock model's record of requests, which otherwise grows with every step."""
+    if isinstance(model, MockModel):
+        model.requests.clear()
+
+
+def database_bytes(folder: Path) -> int:
+    """Size of the SQLite database with its WAL and shared-memory files."""
+    return sum(path.stat().st_size for path in folder.glob("sessions.db*"))
+
+
+async def park(runtime: Runtime) -> tuple[str, float]:
+    """Create a session and park it on `ask_question`; returns (session id, seconds)."""
+    started = time.perf_counter()
+    session = await runtime.create_session()
+    result = await session.send(MESSAGE)
+    elapsed = time.perf_counter() - started
+    if result.status != "waiting" or len(result.input_requests) != 1:
+        raise RuntimeError(f"session {session.id} did not park: {result.status} {result.error}")
+    forget_requests(runtime.model)
+    return session.id, elapsed
+
+
+async def resume(runtime: Runtime, session_id: str) -> float:
+    """Open a parked session by id and answer its one request; returns seconds."""
+    started = time.perf_counter()
+    session = await runtime.get_session(session_id)
+    (request,) = session.input_requests
+    result = await session.respond([{"requestId": request.request_id, "value": ANSWER}])
+    elapsed = time.perf_counter() - started
+    if result.status != "completed":
+        raise RuntimeError(f"session {session_id} did not complete: {result.status} {result.error}")
+    forget_requests(runtime.model)
+    return elapsed
+
+
+async def park_all(
+    runtime: Runtime, n: int, concurrency: int, samples: list[tuple[int, int]] | None = None
+) -> tuple[list[str], list[float]]:
+    """Park `n` sessions with `concurrency` workers (never more tasks than that).
+
+    With `samples`, VmRSS is appended as (sessions parked, KiB) every n/10 parks.
+    """
+    ids: list[str] = []
+    times: list[float] = []
+    every = max(1, n // 10)
+    remaining = iter(range(n))
+
+    async def worker() -> None:
+        for _ in remaining:
+            session_id, elapsed = await park(runtime)
+            ids.append(session_id)
+            times.append(elapsed)
+            if samples is not None and len(ids) % every == 0:
+                samples.append((len(ids), read_memory().rss_kib))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(concurrency):
+            group.start_soon(worker)
+    return ids, times
+
+
+async def resume_all(runtime: Runtime, ids: list[str], concurrency: int) -> list[float]:
+    """Resume every parked session with `concurrency` workers."""
+    times: list[float] = []
+    remaining = iter(ids)
+
+    async def worker() -> None:
+        for session_id in remaining:
+            elapsed = await resume(runtime, session_id)
+            times.append(elapsed)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(concurrency):
+            group.start_soon(worker)
+    return times
+
+
+async def measure(kind: StoreKind, n: int, concurrency: int, app: Path) -> Result:
+    """Run the whole flow on one store kind in this process."""
+    agent = load_agent(app)
+    model = load_mock_model(app)
+    with tempfile.TemporaryDirectory(prefix="eve-bench-") as tmp:
+        db = Path(tmp) / "sessions.db"
+        store: SessionStore = SQLiteSessionStore(db) if kind == "sqlite" else MemorySessionStore()
+        try:
+            # Warm up imports, pydantic validators, the thread pool, and the SQLite file; the
+            # warm-up sessions are completed, so they are not part of the parked set.
+            warm = Runtime(agent, model=model, store=store)
+            warm_ids, _ = await park_all(warm, WARMUP, concurrency)
+            await resume_all(warm, warm_ids, concurrency)
+            runtime = Runtime(agent, model=model, store=store)
+
+            gc.collect()
+            before = read_memory()
+            started = time.perf_counter()
+            samples: list[tuple[int, int]] = []
+            ids, park_times = await park_all(runtime, n, concurrency, samples)
+            park_s = time.perf_counter() - started
+            gc.collect()
+            parked = read_memory()
+
+            started = time.perf_counter()
+            resume_times = await resume_all(runtime, ids, concurrency)
+            resume_s = time.perf_counter() - started
+        finally:
+            await store.aclose()
+        db_bytes = database_bytes(Path(tmp)) if kind == "sqlite" else None
+    return Result(
+        store=kind,
+        sessions=n,
+        concurrency=concurrency,
+        park_s=park_s,
+        resume_s=resume_s,
+        park_p50_ms=percentile_ms(park_times, 50),
+        park_p99_ms=percentile_ms(park_times, 99),
+        resume_p50_ms=percentile_ms(resume_times, 50),
+        resume_p99_ms=percentile_ms(resume_times, 99),
+        rss_before_kib=before.rss_kib,
+        rss_parked_kib=parked.rss_kib,
+        hwm_parked_kib=parked.hwm_kib,
+        db_bytes=db_bytes,
+        marginal_per_1000_kib=marginal_growth(samples),
+    )
+
+
+def run_child(kind: StoreKind, n: int, concurrency: int, app: Path) -> Result:
+    """Run one store kind in a fresh interpreter and read its JSON result."""
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        str(n),
+        "--store",
+        kind,
+        "--concurrency",
+        str(concurrency),
+        "--app",
+        str(app),
+        "--json",
+    ]
+    completed = subprocess.run(command, check=True, capture_output=True, text=True)
+    data = json.loads(completed.stdout)
+    return Result(**data)
+
+
+def report(result: Result) -> list[str]:
+    """Readable lines for one store's result."""
+    mib = 1024
+    lines = [
+        f"{result.store}: {result.sessions} sessions, concurrency {result.concurrency}",
+        f"  park+resume cycles/s  {result.cycles_per_s:10.1f}"
+        f"   (parks/s {result.parks_per_s:.1f}, resumes/s {result.resumes_per_s:.1f})",
+        f"  park   p50/p99 ms     {result.park_p50_ms:10.2f} / {result.park_p99_ms:.2f}",
+        f"  resume p50/p99 ms     {result.resume_p50_ms:10.2f} / {result.resume_p99_ms:.2f}",
+        f"  RSS before parking    {result.rss_before_kib / mib:10.1f} MiB",
+        f"  RSS with all parked   {result.rss_parked_kib / mib:10.1f} MiB"
+        f"   (peak {result.hwm_parked_kib / mib:.1f} MiB)",
+        f"  RSS growth / 1,000 parked sessions   {result.rss_growth_per_1000_kib / mib:7.2f} MiB"
+        f"   (peak growth {result.peak_growth_per_1000_kib / mib:.2f} MiB)",
+    ]
+    if result.marginal_per_1000_kib is not None:
+        lines.append(f"  marginal RSS / 1,000 parked (2nd half) {result.marginal_per_1000_kib / mib:6.2f} MiB")
+    if result.db_bytes is not None:
+        lines.append(f"  database file (+WAL) after the run    {result.db_bytes / mib / mib:7.1f} MiB")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the benchmark, print the report; returns the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("sessions", nargs="?", type=int, default=1000, help="sessions to park and resume")
+    parser.add_argument("--store", choices=("sqlite", "memory"), help="run only this store, in this process")
+    parser.add_argument("--concurrency", type=int, default=1, help="sessions in flight at once (default 1)")
+    parser.add_argument("--app", type=Path, default=DEFAULT_APP, help="the app to run (default the HITL fixture)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (with --store)")
+    args = parser.parse_args(argv)
+    if args.sessions < 1 or args.concurrency < 1:
+        parser.error("sessions and --concurrency must be at least 1")
+
+    if args.store is not None:
+        result = anyio.run(measure, args.store, args.sessions, args.concurrency, args.app)
+        print(json.dumps(asdict(result)) if args.json else "\n".join(report(result)))
+        return 0
+
+    sqlite = run_child("sqlite", args.sessions, args.concurrency, args.app)
+    memory = run_child("memory", args.sessions, args.concurrency, args.app)
+    print(f"eve-py park/resume benchmark, python {sys.version.split()[0]}, app {args.app.name}")
+    for result in (sqlite, memory):
+        print("\n".join(report(result)))
+    print("baseline: the same flow on MemorySessionStore; ratio = sqlite / memory")
+    print(f"  throughput ratio (cycles/s)         {sqlite.cycles_per_s / memory.cycles_per_s:7.2f}x")
+    if memory.rss_growth_per_1000_kib > 0:
+        ratio = sqlite.rss_growth_per_1000_kib / memory.rss_growth_per_1000_kib
+        print(f"  RSS growth ratio (per 1,000 parked) {ratio:7.2f}x")
+    if sqlite.marginal_per_1000_kib is not None and memory.marginal_per_1000_kib:
+        ratio = sqlite.marginal_per_1000_kib / memory.marginal_per_1000_kib
+        print(f"  marginal RSS ratio (2nd half)       {ratio:7.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
