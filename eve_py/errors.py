@@ -14,7 +14,8 @@ EveError
 │   ├── SessionConflictError    another writer changed the session first (lost a race)
 │   └── InputResponseError      an answer was rejected; the session stays parked, unchanged
 │       ├── UnknownRequestError         requestId not in the parked batch
-│       ├── RequestAlreadyAnsweredError requestId answered before (or twice in one call)
+│       ├── RequestAlreadyAnsweredError requestId answered before (or twice in one call);
+│       │                               also a SessionConflictError: another respond() won
 │       └── InvalidAnswerError          option not offered, value fails the schema, ...
 └── RunError                    a turn could not go on
     ├── PairingError            a model request would break the one-call-one-result rule
@@ -154,8 +155,13 @@ class UnknownRequestError(InputResponseError):
     """The `requestId` does not name an open request of the session's parked batch."""
 
 
-class RequestAlreadyAnsweredError(InputResponseError):
-    """The `requestId` was already answered (earlier, or twice in the same call)."""
+class RequestAlreadyAnsweredError(InputResponseError, SessionConflictError):
+    """The `requestId` was already answered (earlier, or twice in the same call).
+
+    It is also a `SessionConflictError`: when two `respond()` calls race, the loser gets a
+    `SessionConflictError` if it read the session before the winner wrote, and this error if
+    it read it after; `except SessionConflictError` catches both.
+    """
 
 
 class InvalidAnswerError(InputResponseError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, SessionError) as exc:
         _print(f"error: {exc}", err=True)
         return 2
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); point stdout at devnull so the exit flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         _print("\ninterrupted; parked sessions stay parked and can be continued with --session", err=True)
         return 130
@@ -191,6 +196,8 @@ def _load_answers(path: Path | None) -> list[dict[str, Any]]:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    if args.message is None and not args.session:
+        raise UsageError("give a MESSAGE, or --session ID to continue a session")
     agent = load_agent(args.app_dir)
     answers = _load_answers(args.answers)
 
@@ -209,10 +216,8 @@ async def _run(args: argparse.Namespace) -> int:
             _print(f"session {session.id}")
         if args.message is not None:
             result = await session.send(args.message)
-        elif args.session:
-            result = await session.resume()
         else:
-            raise UsageError("give a MESSAGE, or --session ID to continue a session")
+            result = await session.resume()
         while result.status == "waiting":
             if len(answers) < len(result.input_requests):
                 _print(

@@ -53,7 +53,8 @@ def load_module(path: Path, *, app_dir: Path) -> ModuleType | LoadFailure:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:
         del sys.modules[name]
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+        resolved = path.resolve()
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == resolved]
         location = f"{path.name}:{frames[-1].lineno}" if frames else path.name
         return LoadFailure(exc, location)
     return module

@@ -137,7 +137,8 @@ class TurnDriver:
         events.append(
             new_event("turn.failed", {"turnId": record.turn.turn_id, "error": {"code": code, "message": message}})
         )
-        record = await self.commit(record.model_copy(update={"status": "idle"}), events)
+        turn = record.turn.model_copy(update={"status": "failed", "error": message})
+        record = await self.commit(record.model_copy(update={"status": "idle", "turn": turn}), events)
         return self.result(record, "failed", message)
 
     async def _step(self, record: SessionRecord) -> tuple[SessionRecord, TurnResult | None]:
@@ -187,7 +188,7 @@ class TurnDriver:
                     update={
                         "messages": [*record.messages, assistant] if content else record.messages,
                         "status": "idle",
-                        "turn": turn,
+                        "turn": turn.model_copy(update={"status": "completed"}),
                     }
                 ),
                 events,
@@ -219,7 +220,14 @@ class TurnDriver:
                 )
             )
             record = await self.commit(
-                record.model_copy(update={"pending": pending, "status": "waiting", "turn": turn}), events
+                record.model_copy(
+                    update={
+                        "pending": pending,
+                        "status": "waiting",
+                        "turn": turn.model_copy(update={"status": "waiting"}),
+                    }
+                ),
+                events,
             )
             return record, self.result(record, "waiting")
         record = await self.commit(

@@ -19,9 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from pydantic import ValidationError
+
 from eve_py.agent import Agent
 from eve_py.errors import (
     InputResponseError,
+    InvalidAnswerError,
     RequestAlreadyAnsweredError,
     SessionNotWaitingError,
     SessionStateError,
@@ -235,7 +238,7 @@ class Session:
             InvalidAnswerError: An answer does not fit its request (option, value, schema).
             SessionConflictError: Another `respond()` answered the batch first; nothing written.
         """
-        checked_input = [r if isinstance(r, InputResponse) else InputResponse.model_validate(r) for r in responses]
+        checked_input = [_as_response(r) for r in responses]
         driver = self._runtime._driver()
         record = await self._runtime.store.load(self.id)
         pending = record.pending
@@ -284,9 +287,10 @@ class Session:
                 },
             )
         ]
-        record = await driver.commit(
-            record.model_copy(update={"pending": updated, "status": "running" if settled else "waiting"}), events
-        )
+        update: dict[str, Any] = {"pending": updated, "status": "running" if settled else "waiting"}
+        if settled and record.turn is not None:
+            update["turn"] = record.turn.model_copy(update={"status": "running"})
+        record = await driver.commit(record.model_copy(update=update), events)
         if not settled:
             self._record = record
             return driver.result(record, "waiting")
@@ -308,6 +312,9 @@ class Session:
         self._record = record
         if record.status == "waiting":
             return driver.result(record, "waiting")
+        turn = record.turn
+        if turn is not None and turn.status == "failed":
+            return driver.result(record, "failed", turn.error)
         return replace(driver.result(record, "completed"), message=_last_assistant_text(record.messages))
 
     async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
@@ -316,6 +323,23 @@ class Session:
         finally:
             await self.refresh()
         return result
+
+
+def _as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:
+    """Accept an `InputResponse` or its JSON form; a malformed one is an `InvalidAnswerError`."""
+    if isinstance(raw, InputResponse):
+        return raw
+    try:
+        return InputResponse.model_validate(raw)
+    except ValidationError as exc:
+        request_id = raw.get("requestId", raw.get("request_id", "")) if isinstance(raw, Mapping) else ""
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or '(root)'}: {error['msg']}" for error in exc.errors()
+        )
+        raise InvalidAnswerError(
+            f"Malformed input response ({problems}); expected {{requestId, optionId?, text?, value?, action?}}",
+            request_id=str(request_id),
+        ) from exc
 
 
 def _answered_in_history(record: SessionRecord, request_id: str) -> bool:

@@ -29,6 +29,10 @@ class TurnState(WireModel):
     """1 for the session's first turn, 2 for the second, ..."""
     steps: int = 0
     """Model steps taken so far in this turn."""
+    status: Literal["running", "waiting", "completed", "failed"] = "running"
+    """Where the turn stands."""
+    error: str | None = None
+    """Why the turn failed, when it did."""
 
 
 class SessionRecord(WireModel):

@@ -451,3 +451,15 @@ async def test_a_model_that_repeats_a_tool_call_id_fails_the_turn_and_stores_not
     assert failed.error == "The model returned tool call ids that are not unique in the conversation: ['call_1']"
     check_pairing(session.messages)
     assert session.status == "idle"
+
+
+async def test_resume_after_a_failed_turn_reports_the_failure() -> None:
+    def respond(request: MockModelRequest) -> str:
+        raise TimeoutError("model timed out")
+
+    session = await Runtime(Agent.from_definitions({}), model=MockModel(respond)).create_session()
+    await session.send("hello")
+
+    result = await session.resume()
+
+    assert (result.status, result.error) == ("failed", "TimeoutError: model timed out")

@@ -232,3 +232,14 @@ async def test_an_approval_accepts_only_approve_or_deny() -> None:
 
     done = await session.respond([{"requestId": request.request_id, "action": "accept"}])
     assert done.message == "done"
+
+
+async def test_a_malformed_response_is_an_invalid_answer_and_changes_nothing(parked: Session) -> None:
+    before = await snapshot(parked)
+
+    with pytest.raises(InvalidAnswerError) as caught:
+        await parked.respond([{"requestId": request_id(parked), "bogus": 1}])
+
+    assert "Malformed input response (bogus: Extra inputs are not permitted)" in str(caught.value)
+    assert caught.value.request_id == request_id(parked)
+    assert await snapshot(parked) == before
