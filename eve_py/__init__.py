@@ -1,8 +1,8 @@
 """eve-py: a Python agent runtime built around human-in-the-loop tools.
 
 Authoring (`define_tool`, `define_client_tool`, `disable_tool`, `define_agent`), loading
-(`compile_app`, `load_agent`, `resolve_tool`), running (`Runtime`, `InputResponse`) and the
-error root `EveError`. Stores live in `eve_py.sessions`, the mock model in `eve_py.testing`.
+(`compile_app`, `load_agent`, `resolve_tool`), resolvers (`Resolve`, `Elicit`, ...), running
+(`Runtime`, `InputResponse`) and the error root `EveError`. Stores live in `eve_py.sessions`, the mock model in `eve_py.testing`.
 """
 
 from eve_py.agent import Agent, load_agent
@@ -33,23 +33,37 @@ from eve_py.errors import (
     SessionNotWaitingError,
     SessionStateError,
     ToolDefinitionError,
+    ToolError,
     ToolResolutionError,
     UnknownRequestError,
 )
 from eve_py.harness import Event, Runtime, Session, TurnResult, check_pairing
 from eve_py.models import Model
 from eve_py.parking import InputOption, InputRequest, InputResponse
+from eve_py.resolvers import (
+    AcceptedElicitation,
+    CancelledElicitation,
+    DeclinedElicitation,
+    Elicit,
+    ElicitationResult,
+    Resolve,
+)
 from eve_py.runtime import ResolvedTool, resolve_tool
 
 __all__ = (
+    "AcceptedElicitation",
     "Agent",
     "AgentDefinition",
     "ApprovalContext",
+    "CancelledElicitation",
     "CompileError",
+    "DeclinedElicitation",
     "Diagnostic",
     "DisabledTool",
-    "Event",
+    "Elicit",
+    "ElicitationResult",
     "EveError",
+    "Event",
     "InputOption",
     "InputRequest",
     "InputResponse",
@@ -61,6 +75,7 @@ __all__ = (
     "ModelError",
     "PairingError",
     "RequestAlreadyAnsweredError",
+    "Resolve",
     "ResolvedTool",
     "Runtime",
     "Session",
@@ -72,6 +87,7 @@ __all__ = (
     "ToolContext",
     "ToolDefinition",
     "ToolDefinitionError",
+    "ToolError",
     "ToolResolutionError",
     "TurnResult",
     "UnknownRequestError",

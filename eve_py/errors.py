@@ -17,6 +17,8 @@ EveError
 │       ├── RequestAlreadyAnsweredError requestId answered before (or twice in one call);
 │       │                               also a SessionConflictError: another respond() won
 │       └── InvalidAnswerError          option not offered, value fails the schema, ...
+├── ToolError                   raised by a tool body or resolver: the call fails with this message,
+│                               which the model sees as the call's error result
 └── RunError                    a turn could not go on
     ├── PairingError            a model request would break the one-call-one-result rule
     └── ModelError              the model failed (provider error, bad response)
@@ -50,6 +52,7 @@ __all__ = (
     "SessionNotWaitingError",
     "SessionStateError",
     "ToolDefinitionError",
+    "ToolError",
     "ToolResolutionError",
     "UnknownRequestError",
     "UsageError",
@@ -166,6 +169,13 @@ class RequestAlreadyAnsweredError(InputResponseError, SessionConflictError):
 
 class InvalidAnswerError(InputResponseError):
     """The answer does not fit its request: option not offered, value fails the schema, ..."""
+
+
+class ToolError(EveError):
+    """Raise it in a tool body or a resolver to fail the call with a message the model sees.
+
+    The call gets one error tool result `Error executing tool <name>: <message>`; the turn goes on.
+    """
 
 
 class RunError(EveError):

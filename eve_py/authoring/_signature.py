@@ -2,7 +2,8 @@
 
 `define_tool` calls `plan_executor` once; the runtime only runs the plan. The model-facing
 input schema is a pydantic model built from the executor's parameters, leaving out the
-parameters the runtime fills itself (`ToolContext`).
+parameters the runtime fills itself: `ToolContext` ones and `Annotated[T, Resolve(fn)]` ones
+(whose resolver DAG is planned here too).
 """
 
 from __future__ import annotations
@@ -19,8 +20,24 @@ from pydantic import BaseModel, ConfigDict, create_model
 from eve_py._json import JsonSchema
 from eve_py.authoring.context import ToolContext
 from eve_py.errors import ToolDefinitionError
+from eve_py.resolvers.plan import Dependency, PlanBuilder, find_resolve, is_context_annotation, union_wraps_resolve
+from eve_py.resolvers.solver import Question, RecordedOutcome, resolve_parameters
 
-__all__ = ("ExecutorPlan", "plan_executor")
+__all__ = ("Completed", "ExecutorPlan", "NeedsInput", "plan_executor")
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """The executor ran; `value` is what it returned."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsInput:
+    """Resolvers asked questions; the executor did not run. Answer them and run again."""
+
+    questions: list[Question]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,27 +50,44 @@ class ExecutorPlan:
     """Whether calling `fn` returns an awaitable."""
     context_params: tuple[str, ...]
     """Parameters annotated `ToolContext`."""
+    resolved_params: tuple[tuple[str, Dependency], ...]
+    """Parameters filled by resolvers, in signature order."""
     arguments_model: type[BaseModel]
     """Validates and coerces the model's input into keyword arguments."""
     input_schema: JsonSchema
     """The model-facing JSON Schema of the input."""
 
-    async def call(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> Any:
-        """Validate `tool_input`, fill context parameters and run the executor.
+    async def run(
+        self, tool_input: Mapping[str, Any], ctx: ToolContext, recorded: Mapping[str, RecordedOutcome] | None = None
+    ) -> Completed | NeedsInput:
+        """Validate `tool_input`, run the resolvers, and run the executor unless a question is open.
 
-        Sync executors run in a worker thread so they never block the event loop.
+        Sync executors and resolvers run in a worker thread so they never block the event loop.
+
+        Args:
+            tool_input: The call's input as the model sent it.
+            ctx: The call's context.
+            recorded: Answers to resolver questions recorded for this call, by resolver key.
 
         Raises:
             pydantic.ValidationError: The input does not fit the executor's parameters.
-            Exception: Whatever the executor raises.
+            ToolError: A resolver or the executor failed the call.
+            Exception: Whatever a resolver or the executor raises.
         """
         arguments = self.arguments_model.model_validate(dict(tool_input))
         kwargs: dict[str, Any] = {name: getattr(arguments, name) for name in type(arguments).model_fields}
+        if self.resolved_params:
+            resolution = await resolve_parameters(
+                self.resolved_params, arguments=kwargs, ctx=ctx, recorded=recorded or {}
+            )
+            if resolution.questions:
+                return NeedsInput(resolution.questions)
+            kwargs.update(resolution.values)
         for name in self.context_params:
             kwargs[name] = ctx
         if self.is_async:
-            return await self.fn(**kwargs)
-        return await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs))
+            return Completed(await self.fn(**kwargs))
+        return Completed(await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs)))
 
 
 def _is_async_callable(fn: Callable[..., Any]) -> bool:
@@ -63,15 +97,16 @@ def _is_async_callable(fn: Callable[..., Any]) -> bool:
 
 
 def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
-    """Analyse `fn`'s signature once.
+    """Analyse `fn`'s signature (and its resolvers) once.
 
     Args:
         fn: The executor.
         tool: A label for error messages (the executor's name or description).
 
     Raises:
-        ToolDefinitionError: A parameter has no annotation, is variadic or positional-only,
-            or an annotation cannot be resolved.
+        ToolDefinitionError: A parameter has no annotation, is variadic or positional-only, an
+            annotation cannot be resolved, or the resolver DAG is invalid (cycle, unclassifiable
+            resolver parameter, `Resolve` in a union, two `Elicit` arms in a return annotation).
     """
     try:
         # eval_str resolves string annotations (`from __future__ import annotations`) for plain
@@ -85,8 +120,10 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
             "define the annotated types at module level"
         ) from exc
 
+    fn_name = getattr(fn, "__name__", tool)
     fields: dict[str, Any] = {}
     context_params: list[str] = []
+    resolved: list[tuple[str, Any]] = []
     for name, param in signature.parameters.items():
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise ToolDefinitionError(
@@ -96,16 +133,31 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
             raise ToolDefinitionError(
                 f"tool {tool!r} parameter {name!r} is positional-only; executors are called with keywords"
             )
-        if param.annotation is inspect.Parameter.empty:
+        annotation = param.annotation
+        if annotation is inspect.Parameter.empty:
             raise ToolDefinitionError(
                 f"tool {tool!r} parameter {name!r} has no annotation; annotate it (for example {name}: str)"
             )
-        annotation = param.annotation
-        if annotation is ToolContext:
+        if union_wraps_resolve(annotation):
+            raise ToolDefinitionError(
+                f"Parameter {name!r} of {fn_name!r} wraps `Resolve(...)` in a union; annotate the parameter "
+                "directly as `Annotated[T, Resolve(...)]`"
+            )
+        if find_resolve(annotation) is not None:
+            resolved.append((name, annotation))
+            continue
+        if is_context_annotation(annotation):
             context_params.append(name)
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (annotation, default)
+
+    builder = PlanBuilder(argument_names=fields.keys())
+    resolved_params = []
+    for name, annotation in resolved:
+        marker = find_resolve(annotation)
+        assert marker is not None
+        resolved_params.append((name, builder.dependency(annotation, marker)))
 
     model_name = getattr(fn, "__name__", "tool") + "_input"
     try:
@@ -121,6 +173,7 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
         fn=fn,
         is_async=_is_async_callable(fn),
         context_params=tuple(context_params),
+        resolved_params=tuple(resolved_params),
         arguments_model=arguments_model,
         input_schema=schema,
     )

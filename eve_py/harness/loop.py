@@ -20,7 +20,7 @@ results in one write, so a retry can neither lose an answer nor duplicate a resu
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,16 +30,18 @@ import pydantic
 
 from eve_py._json import JsonValue, to_json_value
 from eve_py.agent import Agent
+from eve_py.authoring._signature import NeedsInput
 from eve_py.authoring.context import ApprovalContext, ToolContext
-from eve_py.errors import PairingError
+from eve_py.errors import PairingError, ToolError
 from eve_py.harness.events import Event, new_event, now_iso
 from eve_py.harness.pairing import check_pairing
 from eve_py.models.base import Model, ModelRequest
 from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart
-from eve_py.parking.answers import approval_decision, client_result, denied_output
-from eve_py.parking.batch import PendingStep
-from eve_py.parking.build import approval_request, client_request
+from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
+from eve_py.parking.batch import PendingStep, QuestionRef
+from eve_py.parking.build import approval_request, client_request, elicitation_request
 from eve_py.parking.requests import InputRequest
+from eve_py.resolvers.solver import Question, RecordedOutcome
 from eve_py.runtime.tools import ResolvedTool
 from eve_py.sessions.record import SessionRecord
 from eve_py.sessions.store import SessionStore
@@ -122,6 +124,8 @@ class TurnDriver:
         while True:
             if record.pending is not None:
                 record = await self.settle(record)
+                if record.status == "waiting":
+                    return self.result(record, "waiting")
                 continue
             assert record.turn is not None
             if record.turn.steps >= self._max_steps:
@@ -196,51 +200,55 @@ class TurnDriver:
             return record, self.result(record, "completed")
 
         pending = await self._run_calls(record, turn.turn_id, step_index, assistant, events)
+        record = record.model_copy(update={"turn": turn})
         if pending.requests:
-            events.append(
-                new_event(
-                    "input.requested",
-                    {
-                        "requests": [r.to_wire() for r in pending.requests],
-                        "sequence": turn.sequence,
-                        "stepIndex": step_index,
-                        "turnId": turn.turn_id,
-                    },
-                )
-            )
-            events.append(new_event("turn.completed", {"turnId": turn.turn_id, "status": "waiting"}))
-            events.append(
-                new_event(
-                    "session.waiting",
-                    {
-                        "sessionId": record.id,
-                        "turnId": turn.turn_id,
-                        "requestIds": [r.request_id for r in pending.requests],
-                    },
-                )
-            )
-            record = await self.commit(
-                record.model_copy(
-                    update={
-                        "pending": pending,
-                        "status": "waiting",
-                        "turn": turn.model_copy(update={"status": "waiting"}),
-                    }
-                ),
-                events,
-            )
+            record = await self._park(record, pending, events)
             return record, self.result(record, "waiting")
         record = await self.commit(
-            record.model_copy(update={"messages": [*record.messages, *_step_messages(pending)], "turn": turn}), events
+            record.model_copy(update={"messages": [*record.messages, *_step_messages(pending)]}), events
         )
         return record, None
+
+    async def _park(self, record: SessionRecord, pending: PendingStep, events: list[Event]) -> SessionRecord:
+        """Store `pending` as the session's open batch: `input.requested`, `turn.completed`, `session.waiting`."""
+        turn = record.turn
+        assert turn is not None
+        events.append(
+            new_event(
+                "input.requested",
+                {
+                    "requests": [r.to_wire() for r in pending.requests],
+                    "sequence": turn.sequence,
+                    "stepIndex": pending.step_index,
+                    "turnId": turn.turn_id,
+                },
+            )
+        )
+        events.append(new_event("turn.completed", {"turnId": turn.turn_id, "status": "waiting"}))
+        events.append(
+            new_event(
+                "session.waiting",
+                {
+                    "sessionId": record.id,
+                    "turnId": turn.turn_id,
+                    "requestIds": [r.request_id for r in pending.requests],
+                },
+            )
+        )
+        return await self.commit(
+            record.model_copy(
+                update={"pending": pending, "status": "waiting", "turn": turn.model_copy(update={"status": "waiting"})}
+            ),
+            events,
+        )
 
     async def _run_calls(
         self, record: SessionRecord, turn_id: str, step_index: int, assistant: AssistantMessage, events: list[Event]
     ) -> PendingStep:
         """Classify a step's calls; run the executable ones; park the rest."""
         results: dict[str, ToolResultPart] = {}
-        requests: list[InputRequest] = []
+        parked: dict[str, list[InputRequest]] = {}
+        questions: dict[str, QuestionRef] = {}
         runnable: list[tuple[ToolCallPart, ResolvedTool]] = []
         actions: list[JsonValue] = []
         for call in assistant.tool_calls:
@@ -256,7 +264,7 @@ class TurnDriver:
                 results[call.tool_call_id] = _error(call, problem)
                 continue
             if tool.client_resolved:
-                requests.append(client_request(call, tool))
+                parked[call.tool_call_id] = [client_request(call, tool)]
                 continue
             actions.append(
                 {"kind": "tool-call", "callId": call.tool_call_id, "toolName": call.tool_name, "input": call.input}
@@ -274,7 +282,7 @@ class TurnDriver:
                 results[call.tool_call_id] = _error(call, f"The approval policy of {call.tool_name!r} failed: {exc}")
                 continue
             if needs_approval:
-                requests.append(approval_request(call))
+                parked[call.tool_call_id] = [approval_request(call)]
             else:
                 runnable.append((call, tool))
         if actions:
@@ -288,15 +296,24 @@ class TurnDriver:
         ]
 
         async def run(call: ToolCallPart, tool: ResolvedTool) -> None:
-            results[call.tool_call_id] = await self._execute(
-                record.id, turn_id, step_index, call, tool, events, approved=False
+            outcome = await self._execute(
+                record.id, turn_id, step_index, call, tool, events, approved=False, recorded={}
             )
+            if isinstance(outcome, ToolResultPart):
+                results[call.tool_call_id] = outcome
+            else:
+                parked[call.tool_call_id] = _elicitation_requests(call, outcome, questions)
 
         async with anyio.create_task_group() as group:
             for call, tool in runnable:
                 group.start_soon(run, call, tool)
         return PendingStep(
-            turn_id=turn_id, step_index=step_index, assistant=assistant, results=results, requests=requests
+            turn_id=turn_id,
+            step_index=step_index,
+            assistant=assistant,
+            results=results,
+            requests=[r for call in assistant.tool_calls for r in parked.get(call.tool_call_id, [])],
+            questions=questions,
         )
 
     async def _execute(
@@ -309,8 +326,12 @@ class TurnDriver:
         events: list[Event],
         *,
         approved: bool,
-    ) -> ToolResultPart:
-        """Run one executor; whatever it raises becomes an error result the model sees."""
+        recorded: Mapping[str, RecordedOutcome],
+    ) -> ToolResultPart | list[Question]:
+        """Run one call's resolvers and executor: its one result, or the questions it waits on.
+
+        Whatever the resolvers or the executor raise becomes an error result the model sees.
+        """
         assert tool.plan is not None, "client-resolved tools have no executor"
         ctx = ToolContext(
             session_id=session_id, turn_id=turn_id, call_id=call.tool_call_id, tool_name=tool.name, approved=approved
@@ -318,7 +339,10 @@ class TurnDriver:
         output: JsonValue
         is_error = False
         try:
-            output = to_json_value(await tool.plan.call(call.input, ctx))
+            outcome = await tool.plan.run(call.input, ctx, recorded)
+            if isinstance(outcome, NeedsInput):
+                return outcome.questions
+            output = to_json_value(outcome.value)
             if tool.output_schema is not None:
                 jsonschema.validate(output, tool.output_schema)
             model_output = tool.to_model_output(output) if tool.to_model_output is not None else output
@@ -328,6 +352,9 @@ class TurnDriver:
         except jsonschema.ValidationError as exc:
             output = model_output = f"Tool {tool.name!r} returned output that fails its output schema: {exc.message}"
             is_error = True
+        except ToolError as exc:
+            output = model_output = f"Error executing tool {tool.name}: {exc}"
+            is_error = True
         except Exception as exc:
             output = model_output = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
             is_error = True
@@ -336,55 +363,125 @@ class TurnDriver:
             tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error
         )
 
-    async def settle(self, record: SessionRecord) -> SessionRecord:
-        """Give every parked call of a settled batch its one result and append the step."""
+    async def settle(self, record: SessionRecord, *, dismiss: bool = False) -> SessionRecord:
+        """Give every parked call of a settled batch its one result and append the step.
+
+        Answered approvals run their executors; answered resolver questions re-run their calls.
+        A call whose resolvers ask a further question parks again (a new batch of the same step,
+        the returned record is `waiting`). With `dismiss`, further questions are cancelled too,
+        so the step always completes.
+        """
         pending = record.pending
         assert pending is not None and pending.resolving, "only a settled batch is resolved"
+        turn_id, step_index = pending.turn_id, pending.step_index
         events: list[Event] = []
         results = dict(pending.results)
+        approved_calls = list(pending.approved_calls)
         approved_tools = list(record.approved_tools)
+        recorded = {call_id: dict(entries) for call_id, entries in pending.elicitations.items()}
         calls = {call.tool_call_id: call for call in pending.assistant.tool_calls}
+        rerun: set[str] = set()
         for request in pending.requests:
             call = calls[request.action.call_id]
             answer = pending.answers.get(request.request_id)
-            if request.kind != "tool-approval":
+            if request.kind in ("question", "client-tool"):
                 results[call.tool_call_id] = ToolResultPart(
                     tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=client_result(request, answer)
                 )
-                continue
-            approved, reason = approval_decision(answer)
-            tool = self._agent.tools.get(call.tool_name)
-            if approved and tool is not None and tool.plan is not None:
-                results[call.tool_call_id] = await self._execute(
-                    record.id, pending.turn_id, pending.step_index, call, tool, events, approved=True
-                )
-                if tool.name not in approved_tools:
-                    approved_tools.append(tool.name)
-                continue
-            if approved:
-                reason = f"the tool {call.tool_name!r} is no longer available"
-            message = denied_output(reason)
-            denial: JsonValue = {
-                "approval": {"requestId": request.request_id, "status": "denied" if answer else "ignored"},
-                "code": "TOOL_EXECUTION_DENIED",
-                "message": message,
-                "tool": {"result": "not_run"},
-            }
-            events.append(_action_result(pending.turn_id, pending.step_index, call, denial, True))
-            results[call.tool_call_id] = ToolResultPart(
-                tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True
-            )
-        settled = pending.model_copy(update={"results": results})
-        return await self.commit(
-            record.model_copy(
-                update={
-                    "messages": [*record.messages, *_step_messages(settled)],
-                    "pending": None,
-                    "approved_tools": approved_tools,
+            elif request.kind == "elicitation":
+                ref = pending.questions[request.request_id]
+                recorded.setdefault(call.tool_call_id, {})[ref.key] = elicitation_outcome(answer, ref.digest)
+                rerun.add(call.tool_call_id)
+            else:
+                approved, reason = approval_decision(answer)
+                if approved and _executable(self._agent.tools.get(call.tool_name)):
+                    approved_calls.append(call.tool_call_id)
+                    if call.tool_name not in approved_tools:
+                        approved_tools.append(call.tool_name)
+                    rerun.add(call.tool_call_id)
+                    continue
+                if approved:
+                    reason = f"the tool {call.tool_name!r} is no longer available"
+                message = denied_output(reason)
+                denial: JsonValue = {
+                    "approval": {"requestId": request.request_id, "status": "denied" if answer else "ignored"},
+                    "code": "TOOL_EXECUTION_DENIED",
+                    "message": message,
+                    "tool": {"result": "not_run"},
                 }
-            ),
-            events,
-        )
+                events.append(_action_result(turn_id, step_index, call, denial, True))
+                results[call.tool_call_id] = _error(call, message)
+
+        questions: dict[str, QuestionRef] = {}
+        requests: list[InputRequest] = []
+        for call in pending.assistant.tool_calls:
+            if call.tool_call_id not in rerun:
+                continue
+            tool = self._agent.tools.get(call.tool_name)
+            if tool is None or tool.plan is None:
+                results[call.tool_call_id] = _error(call, f"The tool {call.tool_name!r} is no longer available.")
+                continue
+            for _ in range(_DISMISS_ROUNDS if dismiss else 1):
+                outcome = await self._execute(
+                    record.id,
+                    turn_id,
+                    step_index,
+                    call,
+                    tool,
+                    events,
+                    approved=call.tool_call_id in approved_calls,
+                    recorded=recorded.get(call.tool_call_id, {}),
+                )
+                if isinstance(outcome, ToolResultPart):
+                    results[call.tool_call_id] = outcome
+                    recorded.pop(call.tool_call_id, None)
+                    break
+                if not dismiss:
+                    requests += _elicitation_requests(call, outcome, questions)
+                    break
+                for question in outcome:
+                    cancel = RecordedOutcome(action="cancel", q=question.digest)
+                    recorded.setdefault(call.tool_call_id, {})[question.key] = cancel
+            else:
+                results[call.tool_call_id] = _error(call, "The call was dismissed while its resolvers kept asking.")
+
+        update: dict[str, object] = {"approved_tools": approved_tools}
+        if requests:
+            again = PendingStep(
+                turn_id=turn_id,
+                step_index=step_index,
+                assistant=pending.assistant,
+                results=results,
+                requests=requests,
+                questions=questions,
+                approved_calls=approved_calls,
+                elicitations=recorded,
+                answered=[*pending.answered, *(r.request_id for r in pending.requests)],
+            )
+            return await self._park(record.model_copy(update=update), again, events)
+        settled = pending.model_copy(update={"results": results})
+        update |= {"messages": [*record.messages, *_step_messages(settled)], "pending": None}
+        return await self.commit(record.model_copy(update=update), events)
+
+
+_DISMISS_ROUNDS = 8
+"""How many times a dismissed call's resolvers may ask again (each time cancelled) before it fails."""
+
+
+def _executable(tool: ResolvedTool | None) -> bool:
+    return tool is not None and tool.plan is not None
+
+
+def _elicitation_requests(
+    call: ToolCallPart, questions: list[Question], refs: dict[str, QuestionRef]
+) -> list[InputRequest]:
+    """One `elicitation` request per question; the id is stable (call id, resolver key, question digest)."""
+    requests = []
+    for question in questions:
+        request = elicitation_request(call, question)
+        refs[request.request_id] = QuestionRef(call_id=call.tool_call_id, key=question.key, digest=question.digest)
+        requests.append(request)
+    return requests
 
 
 def _step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:

@@ -200,7 +200,7 @@ class Session:
                 ),
                 events,
             )
-            record = await driver.settle(record)
+            record = await driver.settle(record, dismiss=True)
             events = []
         turn = TurnState(turn_id=new_id("turn"), sequence=record.turn_count + 1)
         events += [
@@ -246,9 +246,10 @@ class Session:
             raise InputResponseError("respond() needs at least one input response", request_id="")
         running_hint = " (a turn is running, or its worker died: call resume())" if record.status == "running" else ""
         for response in checked_input:
-            if (pending is not None and response.request_id in pending.answers) or _answered_in_history(
-                record, response.request_id
-            ):
+            earlier = pending is not None and (
+                response.request_id in pending.answers or response.request_id in pending.answered
+            )
+            if earlier or _answered_in_history(record, response.request_id):
                 raise RequestAlreadyAnsweredError(
                     f"Request {response.request_id!r} was already answered{running_hint}.",
                     request_id=response.request_id,

@@ -23,6 +23,7 @@ import jsonschema
 from eve_py._json import JsonValue
 from eve_py.errors import InvalidAnswerError
 from eve_py.parking.requests import InputRequest, InputResponse
+from eve_py.resolvers.solver import RecordedOutcome
 
 __all__ = (
     "DENIED_MESSAGE",
@@ -31,6 +32,7 @@ __all__ = (
     "check_response",
     "client_result",
     "denied_output",
+    "elicitation_outcome",
 )
 
 DENIED_MESSAGE = "Tool execution was denied."
@@ -149,3 +151,15 @@ def approval_decision(answer: InputResponse | None) -> tuple[bool, str | None]:
 def denied_output(reason: str | None) -> str:
     """The model-facing output of a denied call: `Tool execution was denied.` plus the reason."""
     return f"{DENIED_MESSAGE} Reason: {reason}" if reason else DENIED_MESSAGE
+
+
+def elicitation_outcome(answer: InputResponse | None, digest: str) -> RecordedOutcome:
+    """The recorded outcome of a resolver's question: accept (with the value), decline, or cancel.
+
+    A question left unanswered in a settled batch counts as cancelled.
+    """
+    if answer is None or answer.action == "cancel":
+        return RecordedOutcome(action="cancel", q=digest)
+    if answer.action == "decline":
+        return RecordedOutcome(action="decline", q=digest)
+    return RecordedOutcome(action="accept", data=answer.value, q=digest)

@@ -7,8 +7,19 @@ from pydantic import Field
 from eve_py._wire import WireModel
 from eve_py.models.messages import AssistantMessage, ToolResultPart
 from eve_py.parking.requests import InputRequest, InputResponse
+from eve_py.resolvers.solver import RecordedOutcome
 
-__all__ = ("PendingStep",)
+__all__ = ("PendingStep", "QuestionRef")
+
+
+class QuestionRef(WireModel):
+    """Which resolver question an `elicitation` request asks."""
+
+    call_id: str
+    key: str
+    """The resolver's stable key."""
+    digest: str
+    """The question's digest; the recorded answer is pinned to it."""
 
 
 class PendingStep(WireModel):
@@ -31,6 +42,14 @@ class PendingStep(WireModel):
     """Checked answers by request id, durable as soon as they are accepted."""
     resolving: bool = False
     """True once every required answer is in: results are being computed and appended."""
+    questions: dict[str, QuestionRef] = Field(default_factory=dict)
+    """For each `elicitation` request of the batch, by request id: the question it asks."""
+    approved_calls: list[str] = Field(default_factory=list)
+    """Calls a person approved whose executor still waits on a resolver's question."""
+    elicitations: dict[str, dict[str, RecordedOutcome]] = Field(default_factory=dict)
+    """Answers to resolver questions, by call id then resolver key, kept until the call has its result."""
+    answered: list[str] = Field(default_factory=list)
+    """Request ids of this step's earlier, settled batches (a step parks again for dependent questions)."""
 
     def open_requests(self) -> list[InputRequest]:
         """Requests not answered yet, in batch order."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from eve_py.models.messages import ToolCallPart
 from eve_py.parking.requests import Display, InputOption, InputRequest, RequestKind, ToolCallAction
+from eve_py.resolvers.solver import Question
 from eve_py.runtime.ask_question import ASK_QUESTION_TOOL_NAME
 from eve_py.runtime.tools import ResolvedTool
 
-__all__ = ("APPROVAL_OPTIONS", "approval_request", "client_request")
+__all__ = ("APPROVAL_OPTIONS", "approval_request", "client_request", "elicitation_request")
 
 APPROVAL_OPTIONS = (
     InputOption(id="approve", label="Approve", style="primary"),
@@ -73,4 +74,20 @@ def approval_request(call: ToolCallPart) -> InputRequest:
         display="confirmation",
         options=list(APPROVAL_OPTIONS),
         allow_freeform=False,
+    )
+
+
+def elicitation_request(call: ToolCallPart, question: Question) -> InputRequest:
+    """The request for a resolver's question (display `form`, `schema` = the answer's JSON Schema).
+
+    The id joins the call id, the resolver key and the question's digest, so it is stable across
+    restarts and a reworded question gets a new one.
+    """
+    return InputRequest(
+        request_id=f"{call.tool_call_id}:{question.key}:{question.digest[:12]}",
+        kind="elicitation",
+        action=_action(call),
+        prompt=question.message,
+        display="form",
+        response_schema=question.schema,
     )

@@ -1,0 +1,177 @@
+"""Running a tool's resolvers for one call: memoized, questions batched, answers restored.
+
+One pass walks the tool's resolved parameters in signature order. Each resolver runs at most
+once per pass (memoized by identity); a resolver whose dependency is waiting for an answer does
+not run, but every other dependency is still visited, so independent questions are asked
+together and a question that depends on another's answer is asked in a later pass.
+
+When a resolver returns `Elicit(message, Model)`, a recorded answer is used only if it was
+given to the same question: same resolver key and same digest of the rendered message and
+schema. Otherwise the question is returned for the call to park on.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio.to_thread
+from pydantic import BaseModel, ValidationError
+
+from eve_py._json import JsonSchema, JsonValue, canonical_dumps
+from eve_py._wire import WireModel
+from eve_py.authoring.context import ToolContext
+from eve_py.errors import ToolError
+from eve_py.resolvers.markers import AcceptedElicitation, CancelledElicitation, DeclinedElicitation, Elicit
+from eve_py.resolvers.plan import Dependency, ResolverNode
+
+__all__ = ("Question", "RecordedOutcome", "Resolution", "question_digest", "resolve_parameters")
+
+_Outcome = AcceptedElicitation[Any] | DeclinedElicitation | CancelledElicitation
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Question:
+    """A resolver's question, to be asked as an `elicitation` input request."""
+
+    key: str
+    """The resolver's stable key."""
+    message: str
+    schema: JsonSchema
+    """The JSON Schema of the answer (from the `Elicit`'s model)."""
+    digest: str
+    """Identifies the exact question: a recorded answer is reused only for the same digest."""
+
+
+class RecordedOutcome(WireModel):
+    """A person's answer to a resolver's question, kept in the session until the call ends."""
+
+    action: Literal["accept", "decline", "cancel"]
+    data: JsonValue | None = None
+    """The accepted value as answered (JSON), None for decline/cancel."""
+    q: str
+    """The digest of the question it answered."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """The outcome of one pass: every resolved parameter's value, or the questions to ask."""
+
+    values: dict[str, Any]
+    questions: list[Question]
+
+
+def question_digest(message: str, schema: JsonSchema) -> str:
+    """First 16 bytes of SHA-256 over the canonical JSON of `{message, requestedSchema}`, base64url."""
+    raw = hashlib.sha256(canonical_dumps({"message": message, "requestedSchema": schema}).encode()).digest()[:16]
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+class _Pending:
+    """A resolver waiting for an answer (its own question, or one below it)."""
+
+
+_PENDING = _Pending()
+
+
+class _Pass:
+    def __init__(self, arguments: Mapping[str, Any], ctx: ToolContext, recorded: Mapping[str, RecordedOutcome]) -> None:
+        self.arguments = arguments
+        self.ctx = ctx
+        self.recorded = recorded
+        self.cache: dict[object, _Outcome] = {}
+        self.questions: dict[str, Question] = {}
+
+    async def outcome(self, node: ResolverNode) -> _Outcome | _Pending:
+        if node.identity in self.cache:
+            return self.cache[node.identity]
+        if node.key in self.questions:
+            return _PENDING
+        kwargs: dict[str, Any] = {}
+        waiting = False
+        for param in node.params:
+            if param.source == "context":
+                kwargs[param.name] = self.ctx
+            elif param.source == "argument":
+                kwargs[param.name] = self.arguments[param.name]
+            else:
+                assert param.dependency is not None
+                value = await self.consume(param.name, param.dependency)
+                if value is _PENDING:
+                    waiting = True
+                else:
+                    kwargs[param.name] = value
+        if waiting:
+            return _PENDING
+        if node.is_async:
+            result = await node.fn(**kwargs)
+        else:
+            result = await anyio.to_thread.run_sync(functools.partial(node.fn, **kwargs))
+        if isinstance(result, Elicit):
+            restored = self._restore(node, result)
+            if restored is None:
+                return _PENDING
+            outcome = restored
+        else:
+            outcome = AcceptedElicitation[Any].model_construct(action="accept", data=result)
+        self.cache[node.identity] = outcome
+        return outcome
+
+    def _restore(self, node: ResolverNode, marker: Elicit[Any]) -> _Outcome | None:
+        schema = marker.schema.model_json_schema()
+        digest = question_digest(marker.message, schema)
+        entry = self.recorded.get(node.key)
+        if entry is not None and entry.q == digest:
+            if entry.action == "decline":
+                return DeclinedElicitation()
+            if entry.action == "cancel":
+                return CancelledElicitation()
+            try:
+                data: BaseModel = marker.schema.model_validate(entry.data)
+            except ValidationError:
+                pass  # the answer no longer fits the live model: ask again
+            else:
+                return AcceptedElicitation[Any].model_construct(action="accept", data=data)
+        self.questions[node.key] = Question(key=node.key, message=marker.message, schema=schema, digest=digest)
+        return None
+
+    async def consume(self, consumer: str, dependency: Dependency) -> Any:
+        outcome = await self.outcome(dependency.node)
+        if isinstance(outcome, _Pending) or dependency.wants_union:
+            return outcome
+        if isinstance(outcome, AcceptedElicitation):
+            return outcome.data
+        raise ToolError(f"Resolver for parameter {consumer!r} could not resolve: elicitation was {outcome.action}")
+
+
+async def resolve_parameters(
+    params: Sequence[tuple[str, Dependency]],
+    *,
+    arguments: Mapping[str, Any],
+    ctx: ToolContext,
+    recorded: Mapping[str, RecordedOutcome],
+) -> Resolution:
+    """Run one pass over a tool's resolved parameters, in signature order.
+
+    Args:
+        params: (parameter name, dependency) for each resolved tool parameter.
+        arguments: The call's validated tool arguments (by name).
+        ctx: The call's context.
+        recorded: Answers recorded for this call, by resolver key.
+
+    Raises:
+        ToolError: A resolver raised it, or a decline/cancel reached a consumer that wants the
+            plain value; the first such failure in walk order aborts the pass.
+        Exception: Whatever a resolver raises.
+    """
+    state = _Pass(arguments, ctx, recorded)
+    values: dict[str, Any] = {}
+    for name, dependency in params:
+        value = await state.consume(name, dependency)
+        if value is not _PENDING:
+            values[name] = value
+    return Resolution(values=values, questions=list(state.questions.values()))
