@@ -2,7 +2,8 @@
 
 Authoring (`define_tool`, `define_client_tool`, `disable_tool`, `define_agent`), loading
 (`compile_app`, `load_agent`, `resolve_tool`), resolvers (`Resolve`, `Elicit`, ...), running
-(`Runtime`, `InputResponse`) and the error root `EveError`. Stores live in `eve_py.sessions`, the mock model in `eve_py.testing`.
+(`Runtime`, `InputResponse`) and the error root `EveError`. Stores live in `eve_py.sessions`,
+the mock model in `eve_py.testing`.
 """
 
 from eve_py.agent import Agent, load_agent
