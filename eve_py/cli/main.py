@@ -160,6 +160,11 @@ async def _chat(args: argparse.Namespace) -> int:
                     result = await session.respond(responses)
                 except InputResponseError as exc:
                     _print(f"  ! {exc}")
+                    await session.refresh()
+                    if session.status != "waiting":
+                        _print("  (the session is no longer waiting: another client answered first)")
+                        result = None
+                        continue
                     result = await session.resume()
             line = (await ask("\nyou > ")).strip()
             if line in ("/quit", "/exit"):

@@ -14,7 +14,7 @@ from typing import Any
 
 from eve_py._json import JsonSchema, JsonValue
 from eve_py.errors import InvalidAnswerError
-from eve_py.parking.answers import check_response
+from eve_py.parking.answers import check_response, match_option
 from eve_py.parking.requests import InputRequest, InputResponse
 
 __all__ = ("Ask", "Say", "ask_request")
@@ -76,17 +76,15 @@ async def _read(request: InputRequest, ask: Ask) -> InputResponse:
 
 
 def _option_id(request: InputRequest, token: str) -> str:
-    """The id of the option `token` names (number, id or label).
+    """The id of the option `token` names (its id, label or 1-based number, as `respond()` matches).
 
     Raises:
         ValueError: The request has options and `token` names none of them.
     """
+    matched = match_option(request, token)
+    if matched is not None:
+        return matched
     options = request.options or []
-    if token.isdigit() and 1 <= int(token) <= len(options):
-        return options[int(token) - 1].id
-    for option in options:
-        if token.casefold() in (option.id.casefold(), option.label.casefold()):
-            return option.id
     if options and not request.allow_freeform:
         raise ValueError(f"{token!r} is not one of the options; answer with a number from 1 to {len(options)}")
     return token

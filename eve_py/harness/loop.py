@@ -20,6 +20,7 @@ results in one write, so a retry can neither lose an answer nor duplicate a resu
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -47,6 +48,8 @@ from eve_py.sessions.record import SessionRecord
 from eve_py.sessions.store import SessionStore
 
 __all__ = ("EventListener", "TurnDriver", "TurnResult", "TurnStatus")
+
+_log = logging.getLogger("eve_py")
 
 TurnStatus = Literal["waiting", "completed", "failed"]
 
@@ -96,10 +99,7 @@ class TurnDriver:
         """Write `record` and `events` atomically, then tell the listener."""
         stored = await self._store.commit(record.model_copy(update={"updated_at": now_iso()}), events)
         self.events += events
-        if self._listener is not None and events:
-            outcome = self._listener(events)
-            if inspect.isawaitable(outcome):
-                await outcome
+        await notify(self._listener, events)
         return stored
 
     def result(self, record: SessionRecord, status: TurnStatus, error: str | None = None) -> TurnResult:
@@ -174,9 +174,13 @@ class TurnDriver:
             message = f"The model returned tool call ids that are not unique in the conversation: {clashing}"
             return record, await self._fail(record, events, "MODEL_ERROR", message)
         content: list[TextPart | ToolCallPart] = []
-        if response.text:
-            content.append(TextPart(text=response.text))
-        content += [ToolCallPart(tool_call_id=c.id, tool_name=c.name, input=c.input) for c in response.tool_calls]
+        try:
+            if response.text:
+                content.append(TextPart(text=response.text))
+            content += [ToolCallPart(tool_call_id=c.id, tool_name=c.name, input=c.input) for c in response.tool_calls]
+        except pydantic.ValidationError as exc:
+            message = f"The model returned a response that is not valid JSON data: {_short_validation(exc)}"
+            return record, await self._fail(record, events, "MODEL_ERROR", message)
         assistant = AssistantMessage(content=content)
         turn = turn.model_copy(update={"steps": step_index + 1})
         if response.text:
@@ -295,10 +299,11 @@ class TurnDriver:
             if (rejected := results.get(call.tool_call_id)) is not None
         ]
 
+        call_events: dict[str, list[Event]] = {call.tool_call_id: [] for call, _ in runnable}
+
         async def run(call: ToolCallPart, tool: ResolvedTool) -> None:
-            outcome = await self._execute(
-                record.id, turn_id, step_index, call, tool, events, approved=False, recorded={}
-            )
+            own = call_events[call.tool_call_id]
+            outcome = await self._execute(record.id, turn_id, step_index, call, tool, own, approved=False, recorded={})
             if isinstance(outcome, ToolResultPart):
                 results[call.tool_call_id] = outcome
             else:
@@ -307,6 +312,8 @@ class TurnDriver:
         async with anyio.create_task_group() as group:
             for call, tool in runnable:
                 group.start_soon(run, call, tool)
+        for own in call_events.values():  # in call order, whatever order the calls finished in
+            events += own
         return PendingStep(
             turn_id=turn_id,
             step_index=step_index,
@@ -345,7 +352,7 @@ class TurnDriver:
             output = to_json_value(outcome.value)
             if tool.output_schema is not None:
                 jsonschema.validate(output, tool.output_schema)
-            model_output = tool.to_model_output(output) if tool.to_model_output is not None else output
+            model_output = output if tool.to_model_output is None else to_json_value(tool.to_model_output(output))
         except pydantic.ValidationError as exc:
             output = model_output = f"Invalid input for tool {tool.name!r}: {_short_validation(exc)}"
             is_error = True
@@ -482,6 +489,21 @@ def _elicitation_requests(
         refs[request.request_id] = QuestionRef(call_id=call.tool_call_id, key=question.key, digest=question.digest)
         requests.append(request)
     return requests
+
+
+async def notify(listener: EventListener | None, events: Sequence[Event]) -> None:
+    """Hand committed events to a listener; its failure is logged and never breaks the turn.
+
+    The events are already stored, and a turn stopped half-way would leave the session running.
+    """
+    if listener is None or not events:
+        return
+    try:
+        outcome = listener(events)
+        if inspect.isawaitable(outcome):
+            await outcome
+    except Exception:
+        _log.exception("event listener failed; the session is unaffected")
 
 
 def _step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:

@@ -31,7 +31,7 @@ from eve_py.errors import (
     UnknownRequestError,
 )
 from eve_py.harness.events import Event, new_event, new_id, now_iso
-from eve_py.harness.loop import EventListener, TurnDriver, TurnResult
+from eve_py.harness.loop import EventListener, TurnDriver, TurnResult, notify
 from eve_py.models.base import Model
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from eve_py.models.registry import resolve_model
@@ -95,7 +95,7 @@ class Runtime:
         record = SessionRecord(id=session_id or new_id("ses"), created_at=now, updated_at=now)
         events = [new_event("session.started", {"sessionId": record.id, "agent": self.agent.name})]
         stored = await self.store.create(record, events)
-        await self._notify(events)
+        await notify(self.on_event, events)
         return Session(self, stored)
 
     async def get_session(self, session_id: str) -> Session:
@@ -105,12 +105,6 @@ class Runtime:
             SessionNotFoundError: No such session.
         """
         return Session(self, await self.store.load(session_id))
-
-    async def _notify(self, events: Sequence[Event]) -> None:
-        if self.on_event is not None:
-            outcome = self.on_event(events)
-            if outcome is not None:
-                await outcome
 
     def _driver(self) -> TurnDriver:
         return TurnDriver(

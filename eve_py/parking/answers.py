@@ -33,13 +33,14 @@ __all__ = (
     "client_result",
     "denied_output",
     "elicitation_outcome",
+    "match_option",
 )
 
 DENIED_MESSAGE = "Tool execution was denied."
 IGNORED_RESULT: dict[str, JsonValue] = {"status": "ignored"}
 
 
-def _match_option(request: InputRequest, text: str) -> str | None:
+def match_option(request: InputRequest, text: str) -> str | None:
     """Match text to an option: its id (any case), its label (any case), then its 1-based number."""
     options = request.options or []
     wanted = text.strip().casefold()
@@ -97,7 +98,7 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
     if response.value is not None and request.kind == "question":
         raise _invalid(request, "this question takes optionId or text, not value (it declares no schema)")
     if option_id is None and response.text is not None and option_ids and not request.allow_freeform:
-        matched = _match_option(request, response.text)
+        matched = match_option(request, response.text)
         if matched is None:
             offered = ", ".join(f"{o.id!r} ({o.label})" for o in request.options or [])
             raise _invalid(
@@ -114,7 +115,7 @@ def _check_approval(request: InputRequest, response: InputResponse) -> InputResp
     if option_id is None and response.action is not None:
         option_id = "approve" if response.action == "accept" else "deny"
     if option_id is None and response.text is not None:
-        option_id = _match_option(request, response.text) or {
+        option_id = match_option(request, response.text) or {
             "y": "approve",
             "yes": "approve",
             "n": "deny",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
+import anyio
 import pytest
 
 from eve_py import (
@@ -19,6 +21,7 @@ from eve_py import (
     load_agent,
 )
 from eve_py.agent import load_mock_model
+from eve_py.harness.events import Event
 from eve_py.models.messages import Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP
@@ -463,3 +466,77 @@ async def test_resume_after_a_failed_turn_reports_the_failure() -> None:
     result = await session.resume()
 
     assert (result.status, result.error) == ("failed", "TimeoutError: model timed out")
+
+
+async def test_a_response_that_is_not_json_data_fails_the_turn_and_leaves_the_session_usable() -> None:
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if len(request.user_messages) == 1:
+            return MockResponse(tool_calls=[MockToolCall("note", {"text": object()})])  # type: ignore[dict-item]
+        return "fine"
+
+    def note(text: str) -> str:
+        return text
+
+    session = await Runtime(
+        Agent.from_definitions({"note": define_tool(description="Note.", execute=note)}), model=MockModel(respond)
+    ).create_session()
+
+    failed = await session.send("one")
+
+    assert failed.status == "failed"
+    assert failed.error is not None and failed.error.startswith("The model returned a response that is not valid JSON")
+    assert (await session.send("two")).message == "fine"
+
+
+async def test_output_that_to_model_output_cannot_serialize_becomes_an_error_result() -> None:
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            return MockResponse(tool_calls=[MockToolCall("clock", {})])
+        return f"{request.tool_results[0].is_error}"
+
+    tool = define_tool(description="Clock.", execute=lambda: "now", to_model_output=lambda output: {"at": object()})  # type: ignore[arg-type,return-value]
+    session = await Runtime(Agent.from_definitions({"clock": tool}), model=MockModel(respond)).create_session()
+
+    assert (await session.send("go")).message == "True"
+    assert session.status == "idle"
+
+
+async def test_a_failing_event_listener_does_not_break_the_turn() -> None:
+    seen: list[str] = []
+
+    def listener(events: Sequence[Event]) -> None:
+        seen.extend(e.type for e in events)
+        raise RuntimeError("renderer crashed")
+
+    runtime = Runtime(Agent.from_definitions({}), model=MockModel(lambda r: "hi"), on_event=listener)
+    session = await runtime.create_session()
+
+    assert (await session.send("hello")).message == "hi"
+    assert seen[-1] == "turn.completed"
+
+
+async def test_action_results_are_logged_in_call_order_whatever_order_the_calls_finish_in() -> None:
+    fast_done = anyio.Event()
+
+    async def slow() -> str:
+        with anyio.fail_after(5):
+            await fast_done.wait()
+        return "slow"
+
+    async def fast() -> str:
+        fast_done.set()
+        return "fast"
+
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            return MockResponse(tool_calls=[MockToolCall("slow", {}), MockToolCall("fast", {})])
+        return "done"
+
+    agent = Agent.from_definitions(
+        {"slow": define_tool(description="Slow.", execute=slow), "fast": define_tool(description="Fast.", execute=fast)}
+    )
+    session = await Runtime(agent, model=MockModel(respond)).create_session()
+
+    done = await session.send("go")
+
+    assert [e.data["toolName"] for e in done.events if e.type == "action.result"] == ["slow", "fast"]
