@@ -20,7 +20,7 @@ from eve_py.compiler.discovery import LoadFailure, discover_tool_files, load_mod
 from eve_py.compiler.manifest import AgentEntry, Manifest, ToolEntry
 from eve_py.errors import CompileError
 from eve_py.runtime.ask_question import FRAMEWORK_TOOLS
-from eve_py.runtime.tools import tool_name_from_path
+from eve_py.runtime.tools import field_problems, tool_name_from_path
 
 __all__ = ("CompiledApp", "compile_app", "compile_app_definitions", "manifest_path", "save_manifest")
 
@@ -97,6 +97,10 @@ def _check_tool(path: str, value: object) -> list[Diagnostic]:
                 hint="The person's answer is the result; drop needs_approval.",
             )
         )
+    found += [
+        Diagnostic(severity="error", code="E110", path=path, message=f"{_shape(path)} {problem}")
+        for problem in field_problems(value)
+    ]
     for what, schema in (("input schema", value.input_schema), ("output schema", value.output_schema)):
         if schema is None:
             continue

@@ -16,7 +16,8 @@ class Diagnostic:
     attribute; `E103` export is not a `ToolDefinition`; `E104` no executor on a tool that is not
     client-resolved; `E105` client-resolved tool with an executor; `E106` invalid schema;
     `E107` invalid tool name; `E108` two files give the same tool name; `E109` client-resolved
-    tool that needs approval; `E201` bad `agent.py`; `W101` `disable_tool()` for a name that is
+    tool that needs approval; `E110` a field of the wrong type (description, needs_approval,
+    to_model_output); `E201` bad `agent.py`; `W101` `disable_tool()` for a name that is
     no framework tool.
     """
 

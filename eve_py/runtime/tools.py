@@ -19,7 +19,7 @@ from eve_py.authoring.definition import ApprovalPolicy, ToolDefinition
 from eve_py.errors import ToolDefinitionError, ToolResolutionError
 from eve_py.models.base import ToolSpec
 
-__all__ = ("ResolvedTool", "resolve_tool", "tool_name_from_path")
+__all__ = ("ResolvedTool", "field_problems", "resolve_tool", "tool_name_from_path")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +62,21 @@ def tool_name_from_path(path: str) -> str:
     return relative.removesuffix(".py").replace("/", "-")
 
 
+def field_problems(definition: ToolDefinition) -> list[str]:
+    """Fields of the wrong type, which only a definition rebuilt with `dataclasses.replace` can have."""
+    problems = []
+    description: object = definition.description
+    needs_approval: object = definition.needs_approval
+    to_model_output: object = definition.to_model_output
+    if not isinstance(description, str) or not description.strip():
+        problems.append("Its description must be a non-empty string.")
+    if not isinstance(needs_approval, bool) and not callable(needs_approval):
+        problems.append("Its needs_approval must be a bool or a callable taking an ApprovalContext.")
+    if to_model_output is not None and not callable(to_model_output):
+        problems.append("Its to_model_output must be callable.")
+    return problems
+
+
 def _shape_message(path: str) -> str:
     return f'Expected the tool export "tool" from "{path}" to match the public eve shape.'
 
@@ -81,6 +96,9 @@ def resolve_tool(definition: object, *, path: str, name: str | None = None) -> R
     if not isinstance(definition, ToolDefinition):
         raise ToolResolutionError(_shape_message(path), path=path)
     tool_name = name or tool_name_from_path(path)
+    problems = field_problems(definition)
+    if problems:
+        raise ToolResolutionError(f"{_shape_message(path)} {' '.join(problems)}", path=path)
     if definition.client_resolved:
         if definition.execute is not None:
             raise ToolResolutionError(
