@@ -178,6 +178,12 @@ async def _chat(args: argparse.Namespace) -> int:
         await store.aclose()
 
 
+def _same_options(args: argparse.Namespace) -> str:
+    """The --model/--store options this run was given, to repeat in a hint."""
+    options = f" --model {args.model}" if args.model else ""
+    return options + (f" --store {args.store}" if args.store else "")
+
+
 def _load_answers(path: Path | None) -> list[dict[str, Any]]:
     if path is None:
         return []
@@ -227,8 +233,9 @@ async def _run(args: argparse.Namespace) -> int:
             if len(answers) < len(result.input_requests):
                 _print(
                     f"session {session.id} is waiting for {len(result.input_requests)} answer(s) and the answers "
-                    f"file has {len(answers)} left; continue with: eve-py run {args.app_dir} --session {session.id} "
-                    f"--answers FILE (or eve-py chat {args.app_dir} --session {session.id})",
+                    f"file has {len(answers)} left; continue with: eve-py run {args.app_dir} --session {session.id}"
+                    f"{_same_options(args)} --answers FILE (or eve-py chat {args.app_dir} --session {session.id}"
+                    f"{_same_options(args)})",
                     err=True,
                 )
                 return 3

@@ -31,7 +31,17 @@ from eve_py.resolvers.plan import Dependency, ResolverNode
 
 __all__ = ("Question", "RecordedOutcome", "Resolution", "question_digest", "resolve_parameters")
 
-_Outcome = AcceptedElicitation[Any] | DeclinedElicitation | CancelledElicitation
+
+class _Accepted:
+    """An accepted outcome, kept light: most resolvers return plain values that are never wrapped."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+
+_Outcome = _Accepted | DeclinedElicitation | CancelledElicitation
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -117,7 +127,7 @@ class _Pass:
                 return _PENDING
             outcome = restored
         else:
-            outcome = AcceptedElicitation[Any].model_construct(action="accept", data=result)
+            outcome = _Accepted(result)
         self.cache[node.identity] = outcome
         return outcome
 
@@ -132,18 +142,26 @@ class _Pass:
                 return CancelledElicitation()
             try:
                 data: BaseModel = marker.schema.model_validate(entry.data)
-            except ValidationError:
-                pass  # the answer no longer fits the live model: ask again
-            else:
-                return AcceptedElicitation[Any].model_construct(action="accept", data=data)
+            except ValidationError as exc:
+                # Asking again would show the same question under the same request id forever.
+                problems = "; ".join(e["msg"] for e in exc.errors())
+                raise ToolError(
+                    f"Resolver {node.key!r} received an accepted elicitation whose content does not match the "
+                    f"requested schema ({problems})"
+                ) from None
+            return _Accepted(data)
         self.questions[node.key] = Question(key=node.key, message=marker.message, schema=schema, digest=digest)
         return None
 
     async def consume(self, consumer: str, dependency: Dependency) -> Any:
         outcome = await self.outcome(dependency.node)
-        if isinstance(outcome, _Pending) or dependency.wants_union:
+        if isinstance(outcome, _Pending):
             return outcome
-        if isinstance(outcome, AcceptedElicitation):
+        if dependency.wants_union:
+            if isinstance(outcome, _Accepted):
+                return AcceptedElicitation[Any].model_construct(action="accept", data=outcome.data)
+            return outcome
+        if isinstance(outcome, _Accepted):
             return outcome.data
         raise ToolError(f"Resolver for parameter {consumer!r} could not resolve: elicitation was {outcome.action}")
 

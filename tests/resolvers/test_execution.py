@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from eve_py import (
     AcceptedElicitation,
@@ -317,3 +317,33 @@ async def test_a_reworded_question_is_asked_again_and_a_computed_value_beats_a_r
 
     assert done.message == "ok: computed"
     assert runs == ["computed"]
+
+
+class Even(BaseModel):
+    n: int
+
+    @field_validator("n")
+    @classmethod
+    def must_be_even(cls, value: int) -> int:
+        if value % 2:
+            raise ValueError("must be even")
+        return value
+
+
+def ask_even() -> Elicit[Even]:
+    return Elicit("An even number?", Even)
+
+
+async def test_an_answer_that_passes_the_json_schema_but_fails_the_model_fails_the_call_instead_of_looping() -> None:
+    def act(n: Annotated[Even, Resolve(ask_even)]) -> int:
+        return n.n
+
+    session, parked, _ = await start(define_tool(description="Act.", execute=act))
+
+    done = await session.respond([InputResponse(request_id=parked.input_requests[0].request_id, value={"n": 3})])
+
+    assert done.status == "completed"
+    assert done.message == (
+        "error: Error executing tool act: Resolver 'ask_even' received an accepted elicitation whose content does "
+        "not match the requested schema (Value error, must be even)"
+    )
