@@ -370,18 +370,31 @@ class TurnDriver:
             tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error
         )
 
-    async def settle(self, record: SessionRecord, *, dismiss: bool = False) -> SessionRecord:
+    async def settle(
+        self,
+        record: SessionRecord,
+        *,
+        dismiss: bool = False,
+        then: Callable[[SessionRecord], tuple[SessionRecord, list[Event]]] | None = None,
+        events: list[Event] | None = None,
+    ) -> SessionRecord:
         """Give every parked call of a settled batch its one result and append the step.
 
         Answered approvals run their executors; answered resolver questions re-run their calls.
         A call whose resolvers ask a further question parks again (a new batch of the same step,
         the returned record is `waiting`). With `dismiss`, further questions are cancelled too,
-        so the step always completes.
+        so the step always completes, and `then` may add to the same commit (a new turn).
+
+        Args:
+            record: The session, its pending batch marked `resolving` (stored or not yet).
+            dismiss: Settle every open request as unanswered, asking nothing further.
+            then: Called with the settled record; its record and events join the commit.
+            events: Events to commit first (e.g. `input.resolved`).
         """
         pending = record.pending
         assert pending is not None and pending.resolving, "only a settled batch is resolved"
         turn_id, step_index = pending.turn_id, pending.step_index
-        events: list[Event] = []
+        events = list(events or [])
         results = dict(pending.results)
         approved_calls = list(pending.approved_calls)
         approved_tools = list(record.approved_tools)
@@ -468,7 +481,11 @@ class TurnDriver:
             return await self._park(record.model_copy(update=update), again, events)
         settled = pending.model_copy(update={"results": results})
         update |= {"messages": [*record.messages, *_step_messages(settled)], "pending": None}
-        return await self.commit(record.model_copy(update=update), events)
+        record = record.model_copy(update=update)
+        if then is not None:
+            record, more = then(record)
+            events += more
+        return await self.commit(record, events)
 
 
 _DISMISS_ROUNDS = 8

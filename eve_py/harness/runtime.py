@@ -173,45 +173,43 @@ class Session:
                 f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
                 status=record.status,
             )
-        events: list[Event] = []
-        if record.status == "waiting" and record.pending is not None:
-            pending = record.pending
-            events.append(
-                new_event(
-                    "input.resolved",
-                    {
-                        "turnId": pending.turn_id,
-                        "stepIndex": pending.step_index,
-                        "responses": [],
-                        "dismissed": [r.request_id for r in pending.open_requests()],
-                        "reason": "The user sent a new message instead of answering.",
-                    },
-                )
-            )
-            record = await driver.commit(
-                record.model_copy(
-                    update={"pending": pending.model_copy(update={"resolving": True}), "status": "running"}
-                ),
-                events,
-            )
-            record = await driver.settle(record, dismiss=True)
-            events = []
         turn = TurnState(turn_id=new_id("turn"), sequence=record.turn_count + 1)
-        events += [
-            new_event("turn.started", {"turnId": turn.turn_id, "sequence": turn.sequence}),
-            new_event("message.received", {"turnId": turn.turn_id, "message": {"role": "user", "content": message}}),
-        ]
-        record = await driver.commit(
-            record.model_copy(
+
+        def start_turn(settled: SessionRecord) -> tuple[SessionRecord, list[Event]]:
+            started = settled.model_copy(
                 update={
-                    "messages": [*record.messages, UserMessage(content=message)],
+                    "messages": [*settled.messages, UserMessage(content=message)],
                     "status": "running",
                     "turn": turn,
                     "turn_count": turn.sequence,
                 }
-            ),
-            events,
-        )
+            )
+            return started, [
+                new_event("turn.started", {"turnId": turn.turn_id, "sequence": turn.sequence}),
+                new_event(
+                    "message.received", {"turnId": turn.turn_id, "message": {"role": "user", "content": message}}
+                ),
+            ]
+
+        pending = record.pending
+        if record.status == "waiting" and pending is not None:
+            # Dismissing the batch and starting the new turn are one commit, so a crash cannot
+            # separate them (resume() would otherwise continue the old turn without the message).
+            dismissed = new_event(
+                "input.resolved",
+                {
+                    "turnId": pending.turn_id,
+                    "stepIndex": pending.step_index,
+                    "responses": [],
+                    "dismissed": [r.request_id for r in pending.open_requests()],
+                    "reason": "The user sent a new message instead of answering.",
+                },
+            )
+            resolving = record.model_copy(update={"pending": pending.model_copy(update={"resolving": True})})
+            record = await driver.settle(resolving, dismiss=True, then=start_turn, events=[dismissed])
+        else:
+            started, events = start_turn(record)
+            record = await driver.commit(started, events)
         return await self._finish(driver, record)
 
     async def respond(self, responses: Sequence[InputResponse | Mapping[str, Any]]) -> TurnResult:

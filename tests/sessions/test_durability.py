@@ -280,3 +280,28 @@ async def test_a_conversation_that_breaks_pairing_is_never_sent(kind: str, tmp_p
     events = [e.type for e in await session.events()]
     assert events[-2:] == ["session.failed", "turn.failed"]
     await store.aclose()
+
+
+async def test_a_crash_while_a_new_message_dismisses_a_batch_leaves_the_batch_parked(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    crashing = CrashingStore(db, crash_on=1)
+    session = await runtime_on(crashing).create_session()
+    parked = await session.send("help me pick a template")
+    crashing.armed = True
+
+    with pytest.raises(Crash):
+        await session.send("run the guarded echo")
+    await crashing.aclose()
+
+    store = SQLiteSessionStore(db)
+    restarted = await runtime_on(store).get_session(session.id)
+    assert restarted.status == "waiting"
+    assert restarted.input_requests == parked.input_requests
+
+    retried = await restarted.send("run the guarded echo")
+
+    assert retried.status == "waiting" and retried.input_requests[0].kind == "tool-approval"
+    [ignored] = results_for(restarted.record, parked.input_requests[0].request_id)
+    assert ignored.output == {"status": "ignored"}
+    check_pairing(restarted.record.messages)
+    await store.aclose()
