@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -34,7 +35,7 @@ from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
 from eve_py.authoring.context import ApprovalContext, ToolContext
 from eve_py.errors import PairingError, ToolError
-from eve_py.harness.events import Event, new_event, now_iso
+from eve_py.harness.events import Event, new_event, new_id, now_iso
 from eve_py.harness.pairing import check_pairing
 from eve_py.models.base import Model, ModelRequest
 from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart
@@ -44,7 +45,7 @@ from eve_py.parking.build import approval_request, client_request, elicitation_r
 from eve_py.parking.requests import InputRequest
 from eve_py.resolvers.solver import Question, RecordedOutcome
 from eve_py.runtime.tools import ResolvedTool
-from eve_py.sessions.record import SessionRecord
+from eve_py.sessions.record import Lease, SessionRecord
 from eve_py.sessions.store import SessionStore
 
 __all__ = ("EventListener", "TurnDriver", "TurnResult", "TurnStatus")
@@ -86,8 +87,11 @@ class TurnDriver:
         store: SessionStore,
         max_steps: int,
         listener: EventListener | None,
+        lease_s: float,
     ) -> None:
         self._agent = agent
+        self._lease_s = lease_s
+        self.owner = new_id("wkr")
         self._model = model
         self._store = store
         self._max_steps = max_steps
@@ -96,8 +100,12 @@ class TurnDriver:
         self._message: str | None = None
 
     async def commit(self, record: SessionRecord, events: list[Event]) -> SessionRecord:
-        """Write `record` and `events` atomically, then tell the listener."""
-        stored = await self._store.commit(record.model_copy(update={"updated_at": now_iso()}), events)
+        """Write `record` and `events` atomically, then tell the listener.
+
+        A `running` record carries this driver's lease, renewed by the write; any other is freed.
+        """
+        lease = Lease(owner=self.owner, expires_at=time.time() + self._lease_s) if record.status == "running" else None
+        stored = await self._store.commit(record.model_copy(update={"updated_at": now_iso(), "lease": lease}), events)
         self.events += events
         await notify(self._listener, events)
         return stored

@@ -15,6 +15,7 @@ the store, so handles in different processes on one store see the same session.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -52,6 +53,8 @@ class Runtime:
         model: Overrides the agent's model: a `Model` or a `"provider/model"` string.
         store: Where sessions live; defaults to a new `MemorySessionStore`.
         max_steps: Most model steps per turn; defaults to the agent's `max_steps`.
+        lease_s: How long a running turn's worker counts as alive after its last write, in
+            seconds; `resume()` elsewhere takes the turn over only after that.
         on_event: Called with each batch of events right after it is stored (sync or async).
 
     Raises:
@@ -66,6 +69,7 @@ class Runtime:
         store: SessionStore | None = None,
         max_steps: int | None = None,
         on_event: EventListener | None = None,
+        lease_s: float = 120.0,
     ) -> None:
         self.agent = agent
         spec = model if model is not None else agent.model
@@ -73,6 +77,7 @@ class Runtime:
         self.store: SessionStore = store if store is not None else MemorySessionStore()
         self.max_steps = max_steps if max_steps is not None else agent.max_steps
         self.on_event = on_event
+        self.lease_s = lease_s
 
     @property
     def model(self) -> Model:
@@ -108,7 +113,12 @@ class Runtime:
 
     def _driver(self) -> TurnDriver:
         return TurnDriver(
-            agent=self.agent, model=self.model, store=self.store, max_steps=self.max_steps, listener=self.on_event
+            agent=self.agent,
+            model=self.model,
+            store=self.store,
+            max_steps=self.max_steps,
+            listener=self.on_event,
+            lease_s=self.lease_s,
         )
 
 
@@ -289,18 +299,32 @@ class Session:
             return driver.result(record, "waiting")
         return await self._finish(driver, record)
 
-    async def resume(self) -> TurnResult:
+    async def resume(self, *, force: bool = False) -> TurnResult:
         """Continue a turn whose worker stopped (crash, kill) from its last stored state.
 
         A session that is waiting or idle is returned as it is. Recorded answers are used as
-        they were accepted; a step whose results were stored is not run again.
+        they were accepted; a step whose results were stored is not run again. A running turn
+        is taken over only once its worker's lease expired (`Runtime(lease_s=...)`, renewed by
+        every write the worker makes), so a live worker's turn is never run twice.
+
+        Args:
+            force: Take over even though the lease has not expired (you know the worker is dead).
 
         Raises:
-            SessionConflictError: Another worker is still writing the session.
+            SessionStateError: Another worker holds the turn's lease.
+            SessionConflictError: Another worker wrote the session meanwhile.
         """
         driver = self._runtime._driver()
         record = await self._runtime.store.load(self.id)
         if record.status == "running":
+            lease = record.lease
+            if lease is not None and lease.expires_at > time.time() and not force:
+                raise SessionStateError(
+                    f"Session {self.id!r} is running a turn in worker {lease.owner!r}, whose lease ends in "
+                    f"{lease.expires_at - time.time():.0f} s; resume() takes over once it expires "
+                    "(or call resume(force=True) if that worker is known to be dead).",
+                    status=record.status,
+                )
             return await self._finish(driver, record)
         self._record = record
         if record.status == "waiting":

@@ -14,7 +14,7 @@ from eve_py._wire import WireModel
 from eve_py.models.messages import Message
 from eve_py.parking.batch import PendingStep
 
-__all__ = ("SessionRecord", "SessionStatus", "TurnState")
+__all__ = ("Lease", "SessionRecord", "SessionStatus", "TurnState")
 
 SessionStatus: TypeAlias = Literal["idle", "running", "waiting"]
 """`idle`: ready for a message. `running`: a turn is in progress (or its worker died: call
@@ -33,6 +33,14 @@ class TurnState(WireModel):
     """Where the turn stands."""
     error: str | None = None
     """Why the turn failed, when it did."""
+
+
+class Lease(WireModel):
+    """Which worker is running the session's turn, and until when it counts as alive."""
+
+    owner: str
+    expires_at: float
+    """Unix time in seconds; renewed by every write the owner makes."""
 
 
 class SessionRecord(WireModel):
@@ -55,3 +63,5 @@ class SessionRecord(WireModel):
     """How many events the log holds; the next event's index."""
     approved_tools: list[str] = Field(default_factory=list)
     """Tools a person approved at least once in this session."""
+    lease: Lease | None = None
+    """Set while a worker runs a turn (`running`); `resume()` takes over only once it expired."""

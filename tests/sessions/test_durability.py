@@ -18,6 +18,7 @@ from eve_py import (
     Runtime,
     SessionConflictError,
     SessionError,
+    SessionStateError,
     check_pairing,
     load_agent,
 )
@@ -33,8 +34,8 @@ pytestmark = pytest.mark.anyio
 PICK = {"pickedIds": ["tpl_green"]}
 
 
-def runtime_on(store: SessionStore) -> Runtime:
-    return Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+def runtime_on(store: SessionStore, lease_s: float = 120.0) -> Runtime:
+    return Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store, lease_s=lease_s)
 
 
 def results_for(record: SessionRecord, call_id: str) -> list[Any]:
@@ -217,7 +218,8 @@ async def test_a_crash_after_the_answer_is_stored_loses_nothing_and_duplicates_n
     """Commit 1 stores the answer; 2 appends the parked step's results; 3 the `note` step; 4 the final text."""
     db = tmp_path / "s.db"
     crashing = CrashingStore(db, crash_on)
-    session = await runtime_on(crashing).create_session()
+    # The dying worker's lease is over at once, so a restarted worker may take the turn over.
+    session = await runtime_on(crashing, lease_s=0).create_session()
     [request] = (await session.send("help me pick a template")).input_requests
     crashing.armed = True
 
@@ -304,4 +306,29 @@ async def test_a_crash_while_a_new_message_dismisses_a_batch_leaves_the_batch_pa
     [ignored] = results_for(restarted.record, parked.input_requests[0].request_id)
     assert ignored.output == {"status": "ignored"}
     check_pairing(restarted.record.messages)
+    await store.aclose()
+
+
+async def test_resume_does_not_take_over_a_turn_whose_worker_still_holds_its_lease(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    crashing = CrashingStore(db, crash_on=2)
+    session = await runtime_on(crashing).create_session()
+    [request] = (await session.send("help me pick a template")).input_requests
+    crashing.armed = True
+    with pytest.raises(Crash):
+        await session.respond([InputResponse(request_id=request.request_id, value=PICK)])
+    await crashing.aclose()
+
+    store = SQLiteSessionStore(db)
+    other = await runtime_on(store).get_session(session.id)
+    before = len(await other.events())
+
+    with pytest.raises(SessionStateError, match="whose lease ends in"):
+        await other.resume()
+    assert len(await other.events()) == before
+
+    done = await other.resume(force=True)
+    assert done.status == "completed"
+    assert len(results_for(other.record, request.request_id)) == 1
+    assert other.record.lease is None
     await store.aclose()
