@@ -3,6 +3,10 @@
 Each event is `{type, data, meta: {id, at}}`; `meta.id` is `evt_<ULID>` and `meta.at` an
 ISO 8601 UTC timestamp. An event's position in the session's log is its index (what
 `startIndex` counts).
+
+`message.delta` events (text and tool-call argument pieces from a streaming model) are
+ephemeral: listeners get them while the step runs, the log never stores them; the step's
+`message.completed` carries the whole text.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ EventType: TypeAlias = Literal[
     "turn.failed",
     "session.waiting",
     "session.failed",
+    "message.delta",
+    "turn.cancelled",
 ]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

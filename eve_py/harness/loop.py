@@ -34,10 +34,10 @@ from eve_py._json import JsonValue, to_json_value
 from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
 from eve_py.authoring.context import ApprovalContext, ToolContext
-from eve_py.errors import PairingError, ToolError
+from eve_py.errors import PairingError, SessionConflictError, ToolError
 from eve_py.harness.events import Event, new_event, new_id, now_iso
 from eve_py.harness.pairing import check_pairing
-from eve_py.models.base import Model, ModelRequest
+from eve_py.models.base import DeltaListener, Model, ModelDelta, ModelRequest
 from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart
 from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
 from eve_py.parking.batch import PendingStep, QuestionRef
@@ -129,6 +129,32 @@ class TurnDriver:
             PairingError: The conversation would break the pairing rule (nothing is sent).
             SessionConflictError: Another writer changed the session meanwhile.
         """
+        try:
+            return await self._drive(record)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._cancelled(record.id)
+            raise
+
+    async def _cancelled(self, session_id: str) -> None:
+        """After a cancellation: a turn of this driver with no parked step goes back to idle."""
+        record = await self._store.load(session_id)
+        lease = record.lease
+        if record.status != "running" or record.pending is not None or lease is None or lease.owner != self.owner:
+            return  # parked, settled elsewhere, or mid-settle (resume() finishes that)
+        assert record.turn is not None
+        turn_id = record.turn.turn_id
+        events = [
+            new_event("turn.cancelled", {"turnId": turn_id}),
+            new_event("session.waiting", {"sessionId": record.id, "turnId": turn_id, "requestIds": []}),
+        ]
+        turn = record.turn.model_copy(update={"status": "failed", "error": "The turn was cancelled."})
+        try:
+            await self.commit(record.model_copy(update={"status": "idle", "turn": turn}), events)
+        except SessionConflictError:
+            pass  # someone else wrote meanwhile; their state stands
+
+    async def _drive(self, record: SessionRecord) -> TurnResult:
         while True:
             if record.pending is not None:
                 record = await self.settle(record)
@@ -143,6 +169,22 @@ class TurnDriver:
             record, outcome = await self._step(record)
             if outcome is not None:
                 return outcome
+
+    def _delta_listener(self, turn_id: str, step_index: int) -> DeltaListener | None:
+        listener = self._listener
+        if listener is None:
+            return None
+
+        async def on_delta(delta: ModelDelta) -> None:
+            data: dict[str, JsonValue] = {"turnId": turn_id, "stepIndex": step_index, "kind": delta.kind}
+            data["text"] = delta.text
+            if delta.call_id is not None:
+                data["callId"] = delta.call_id
+            if delta.tool_name is not None:
+                data["toolName"] = delta.tool_name
+            await notify(listener, [new_event("message.delta", data)])
+
+        return on_delta
 
     async def _fail(self, record: SessionRecord, events: list[Event], code: str, message: str) -> TurnResult:
         assert record.turn is not None
@@ -162,6 +204,7 @@ class TurnDriver:
             instructions=self._agent.instructions,
             messages=record.messages,
             tools=[tool.spec for tool in self._agent.tools.values()],
+            on_delta=self._delta_listener(turn.turn_id, step_index),
         )
         try:
             check_pairing(request.messages)

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import anyio
 from pydantic import ValidationError
 
 from eve_py.agent import Agent
@@ -78,6 +79,7 @@ class Runtime:
         self.max_steps = max_steps if max_steps is not None else agent.max_steps
         self.on_event = on_event
         self.lease_s = lease_s
+        self._active: dict[str, anyio.CancelScope] = {}
 
     @property
     def model(self) -> Model:
@@ -334,11 +336,35 @@ class Session:
             return driver.result(record, "failed", turn.error)
         return replace(driver.result(record, "completed"), message=_last_assistant_text(record.messages))
 
+    async def cancel(self) -> bool:
+        """Cancel this session's turn if it is running in this process.
+
+        The turn stops at once; a turn with no parked step goes back to `idle` with
+        `turn.cancelled` and `session.waiting` (the call that ran it returns `failed`). A parked
+        session is not affected: its questions stay answerable.
+
+        Returns:
+            True if a running turn was cancelled, False if none runs here.
+        """
+        scope = self._runtime._active.get(self.id)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
     async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
-        try:
-            result = await driver.drive(record)
-        finally:
-            await self.refresh()
+        result: TurnResult | None = None
+        with anyio.CancelScope() as scope:
+            self._runtime._active[self.id] = scope
+            try:
+                result = await driver.drive(record)
+            finally:
+                if self._runtime._active.get(self.id) is scope:
+                    del self._runtime._active[self.id]
+                with anyio.CancelScope(shield=True):
+                    await self.refresh()
+        if result is None:  # cancelled through cancel()
+            return driver.result(self._record, "failed", "The turn was cancelled.")
         return result
 
 

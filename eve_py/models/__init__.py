@@ -1,6 +1,14 @@
 """Models: the `Model` protocol and the provider-neutral message shapes."""
 
-from eve_py.models.base import Model, ModelRequest, ModelResponse, ModelToolCall, ToolSpec
+from eve_py.models.base import (
+    DeltaListener,
+    Model,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    ModelToolCall,
+    ToolSpec,
+)
 from eve_py.models.messages import (
     AssistantMessage,
     Message,
@@ -13,8 +21,10 @@ from eve_py.models.messages import (
 
 __all__ = (
     "AssistantMessage",
+    "DeltaListener",
     "Message",
     "Model",
+    "ModelDelta",
     "ModelRequest",
     "ModelResponse",
     "ModelToolCall",

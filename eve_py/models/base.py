@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from eve_py._json import JsonObject, JsonSchema
 from eve_py.models.messages import Message
 
-__all__ = ("Model", "ModelRequest", "ModelResponse", "ModelToolCall", "ToolSpec")
+__all__ = ("DeltaListener", "Model", "ModelDelta", "ModelRequest", "ModelResponse", "ModelToolCall", "ToolSpec")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -22,6 +22,23 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ModelDelta:
+    """A piece of a response while it streams in (text, or a tool call's arguments)."""
+
+    kind: Literal["text", "tool-call"]
+    text: str = ""
+    """New text (kind `text`) or new argument JSON characters (kind `tool-call`)."""
+    call_id: str | None = None
+    """The tool call the arguments belong to (kind `tool-call`)."""
+    tool_name: str | None = None
+    """The tool's name, on the first delta of a call."""
+
+
+DeltaListener = Callable[[ModelDelta], Awaitable[None]]
+"""Receives deltas as a streaming model produces them."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModelRequest:
     """Everything one model step is sent."""
 
@@ -31,6 +48,8 @@ class ModelRequest:
     """The conversation, oldest first. Every tool call in it has exactly one result."""
     tools: Sequence[ToolSpec]
     """The tools the model may call."""
+    on_delta: DeltaListener | None = None
+    """Where a streaming model reports deltas; None when nobody listens."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
