@@ -229,6 +229,7 @@ class TurnDriver:
             if response.text:
                 content.append(TextPart(text=response.text))
             content += [ToolCallPart(tool_call_id=c.id, tool_name=c.name, input=c.input) for c in response.tool_calls]
+            unparsed = {c.id: c.input_error for c in response.tool_calls if c.input_error is not None}
         except pydantic.ValidationError as exc:
             message = f"The model returned a response that is not valid JSON data: {_short_validation(exc)}"
             return record, await self._fail(record, events, "MODEL_ERROR", message)
@@ -254,7 +255,7 @@ class TurnDriver:
             )
             return record, self.result(record, "completed")
 
-        pending = await self._run_calls(record, turn.turn_id, step_index, assistant, events)
+        pending = await self._run_calls(record, turn.turn_id, step_index, assistant, events, unparsed)
         record = record.model_copy(update={"turn": turn})
         if pending.requests:
             record = await self._park(record, pending, events)
@@ -298,9 +299,18 @@ class TurnDriver:
         )
 
     async def _run_calls(
-        self, record: SessionRecord, turn_id: str, step_index: int, assistant: AssistantMessage, events: list[Event]
+        self,
+        record: SessionRecord,
+        turn_id: str,
+        step_index: int,
+        assistant: AssistantMessage,
+        events: list[Event],
+        unparsed: Mapping[str, str],
     ) -> PendingStep:
-        """Classify a step's calls; run the executable ones; park the rest."""
+        """Classify a step's calls; run the executable ones; park the rest.
+
+        `unparsed` maps call ids whose argument text was not a JSON object to the reason.
+        """
         results: dict[str, ToolResultPart] = {}
         parked: dict[str, list[InputRequest]] = {}
         questions: dict[str, QuestionRef] = {}
@@ -308,6 +318,13 @@ class TurnDriver:
         actions: list[JsonValue] = []
         for call in assistant.tool_calls:
             tool = self._agent.tools.get(call.tool_name)
+            if call.tool_call_id in unparsed:
+                results[call.tool_call_id] = _error(
+                    call,
+                    f"The arguments for tool {call.tool_name!r} are not a valid JSON object "
+                    f"({unparsed[call.tool_call_id]}). Call it again with valid JSON arguments.",
+                )
+                continue
             if tool is None:
                 offered = ", ".join(sorted(self._agent.tools))
                 results[call.tool_call_id] = _error(

@@ -60,6 +60,10 @@ class ModelToolCall:
     """The provider's call id; unique within the conversation."""
     name: str
     input: JsonObject
+    """The parsed arguments ({} when they could not be parsed)."""
+    input_error: str | None = None
+    """Why the provider's argument text is not a JSON object, when it is not; the call then gets
+    an error result telling the model, and `input` is {}."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -123,3 +123,36 @@ async def test_a_mock_model_emits_no_deltas() -> None:
     session = await runtime.create_session()
     await session.send("x")
     assert "message.delta" not in seen
+
+
+class GarbledModel:
+    name = "garbled"
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        if request.messages[-1].role == "tool":
+            return ModelResponse(text=str(request.messages[-1].content[0].output))  # type: ignore[union-attr]
+        return ModelResponse(
+            tool_calls=[ModelToolCall(id="c1", name="note", input={}, input_error="Expecting value: line 1 column 9")]
+        )
+
+
+async def test_arguments_that_are_not_json_get_an_error_result_so_the_model_can_correct_itself() -> None:
+    ran: list[str] = []
+
+    def note(text: str) -> str:
+        ran.append(text)
+        return text
+
+    runtime = Runtime(
+        Agent.from_definitions({"note": define_tool(description="Note.", execute=note)}), model=GarbledModel()
+    )
+    session = await runtime.create_session()
+
+    done = await session.send("go")
+
+    assert ran == []
+    assert done.message == (
+        "The arguments for tool 'note' are not a valid JSON object (Expecting value: line 1 column 9). "
+        "Call it again with valid JSON arguments."
+    )
+    check_pairing(session.messages)
