@@ -4,7 +4,10 @@ An answer is checked completely before anything is written; an answer that does 
 raises `InvalidAnswerError` and the session stays parked, unchanged.
 
 - A question or client tool with a `schema`: `value` (or `text` holding JSON) that is valid
-  against it; the tool result is the value.
+  against it; the tool result is the value. When the request offers options and its schema has
+  exactly one required field holding a string or an array of strings (a typed picker such as
+  `{pickedIds: [...]}`), a bare `optionId` answers it (`{pickedIds: [optionId]}`), and the
+  picked ids must be offered options unless free text is allowed.
 - A question or client tool without one: `optionId` (one that was offered) and/or `text`
   (free text when allowed, otherwise matched to an option's id, label or 1-based number); the
   result is `{status: "answered", optionId?, text?}`.
@@ -61,6 +64,24 @@ def _invalid(request: InputRequest, message: str) -> InvalidAnswerError:
     )
 
 
+def _pick_field(request: InputRequest) -> tuple[str, bool] | None:
+    """For a select with a schema holding exactly one required string (or string-array) field: that
+    field's name and whether it is an array. An option id answers such a request."""
+    schema = request.response_schema
+    if not request.options or schema is None or schema.get("type") != "object":
+        return None
+    required = schema.get("required", [])
+    properties = schema.get("properties", {})
+    if len(required) != 1 or required[0] not in properties:
+        return None
+    spec = properties[required[0]]
+    if spec.get("type") == "string":
+        return required[0], False
+    if spec.get("type") == "array" and spec.get("items", {}).get("type") == "string":
+        return required[0], True
+    return None
+
+
 def check_response(request: InputRequest, response: InputResponse) -> InputResponse:
     """Validate one answer and return it normalized (a matched option id filled in).
 
@@ -81,6 +102,11 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
 
     if request.response_schema is not None:
         value = response.value
+        picks = _pick_field(request)
+        if value is None and option_id is not None and picks is not None:
+            # A select client (eve's own sends only optionId) picked an option: that is the value.
+            field, many = picks
+            value = {field: [option_id] if many else option_id}
         if value is None and response.text is not None:
             try:
                 value = json.loads(response.text)
@@ -93,6 +119,14 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
             error = errors[0]
             where = "/".join(str(p) for p in error.absolute_path) or "(root)"
             raise _invalid(request, f"value fails the schema at {where}: {error.message}")
+        if picks is not None and not request.allow_freeform and isinstance(value, dict):
+            picked = value.get(picks[0])
+            unknown = [p for p in (picked if isinstance(picked, list) else [picked]) if p not in option_ids]
+            if unknown:
+                offered = ", ".join(repr(o) for o in option_ids)
+                raise _invalid(
+                    request, f"{picks[0]} names options that are not offered: {unknown} (offered: {offered})"
+                )
         return response.model_copy(update={"value": value, "text": None if response.value is None else response.text})
 
     if response.value is not None and request.kind == "question":

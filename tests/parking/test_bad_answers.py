@@ -243,3 +243,19 @@ async def test_a_malformed_response_is_an_invalid_answer_and_changes_nothing(par
     assert "Malformed input response (bogus: Extra inputs are not permitted)" in str(caught.value)
     assert caught.value.request_id == request_id(parked)
     assert await snapshot(parked) == before
+
+
+async def test_a_typed_picker_accepts_a_bare_option_id_as_its_value(parked: Session) -> None:
+    done = await parked.respond([InputResponse(request_id=request_id(parked), option_id="tpl_red")])
+
+    assert done.message == "Recorded your pick: tpl_red."
+
+
+async def test_a_typed_picker_refuses_picked_ids_that_were_not_offered(parked: Session) -> None:
+    before = await snapshot(parked)
+
+    with pytest.raises(InvalidAnswerError) as caught:
+        await parked.respond([InputResponse(request_id=request_id(parked), value={"pickedIds": ["tpl_blue", "x"]})])
+
+    assert "pickedIds names options that are not offered: ['x']" in str(caught.value)
+    assert await snapshot(parked) == before
