@@ -6,7 +6,8 @@ EveError
 │   ├── ToolDefinitionError     define_tool / define_client_tool got a shape it cannot accept
 │   ├── ToolResolutionError     the runtime normalizer rejected a tool at load time
 │   ├── CompileError            `eve-py build` / compile_app found problems (.diagnostics)
-│   └── ModelConfigurationError a model could not be chosen or built (unknown "provider/model")
+│   ├── ModelConfigurationError a model could not be chosen or built (unknown "provider/model")
+│   └── EvalConfigurationError  an eval file, evals_config.py or `eve-py eval`'s options are wrong
 ├── SessionError                a session operation could not be applied; nothing was changed
 │   ├── SessionNotFoundError    no session with that id in the store
 │   ├── SessionStateError       the session is not in a state that allows the operation
@@ -19,9 +20,15 @@ EveError
 │       └── InvalidAnswerError          option not offered, value fails the schema, ...
 ├── ToolError                   raised by a tool body or resolver: the call fails with this message,
 │                               which the model sees as the call's error result
+├── ApiError                    the HTTP API refused a request (eve_py.server, eve_py.client)
+│   └── AuthenticationError     the bearer token is missing or wrong (401)
+├── EvalError                   an eval did not pass (eve_py.evals)
+│   └── EvalAssertionError      an eval's check failed (also an AssertionError)
 └── RunError                    a turn could not go on
     ├── PairingError            a model request would break the one-call-one-result rule
     └── ModelError              the model failed (provider error, bad response)
+        ├── ModelHTTPError      the provider answered with an HTTP error (4xx, or 429/5xx after retries)
+        └── ModelConnectionError the provider could not be reached (after retries)
 ```
 
 Session errors are raised *before* anything is written, so catching one and retrying with
@@ -37,12 +44,19 @@ if TYPE_CHECKING:
     from eve_py.compiler.diagnostics import Diagnostic
 
 __all__ = (
+    "ApiError",
+    "AuthenticationError",
     "CompileError",
+    "EvalAssertionError",
+    "EvalConfigurationError",
+    "EvalError",
     "EveError",
     "InputResponseError",
     "InvalidAnswerError",
     "ModelConfigurationError",
+    "ModelConnectionError",
     "ModelError",
+    "ModelHTTPError",
     "PairingError",
     "RequestAlreadyAnsweredError",
     "RunError",
@@ -100,6 +114,44 @@ class CompileError(UsageError):
 
 class ModelConfigurationError(UsageError):
     """A model could not be chosen or built from the given specification."""
+
+
+class EvalConfigurationError(UsageError):
+    """An eval could not be set up: a bad eval file or `evals_config.py`, bad `define_eval`
+    arguments, or `eve-py eval` options that select nothing.
+
+    Attributes:
+        problems: One line per problem found (every bad file is reported, not just the first).
+    """
+
+    def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
+
+
+class EvalError(EveError):
+    """An eval did not pass."""
+
+
+class EvalAssertionError(EvalError, AssertionError):
+    """A check of an eval failed (`t.completed()`, `t.called_tool(...)`, ...).
+
+    It is also an `AssertionError`, so a plain `assert` in an eval and these checks are reported
+    alike. The message names the eval and the step, and shows the relevant events.
+
+    Attributes:
+        eval_id: The eval's id (its file path under `evals/`, without `_eval.py`).
+        step: The 1-based number of the driver call that failed.
+        label: That call, e.g. `called_tool('note', times=1)`.
+        reason: What was wrong, without the events.
+    """
+
+    def __init__(self, message: str, *, eval_id: str, step: int, label: str, reason: str) -> None:
+        super().__init__(message)
+        self.eval_id = eval_id
+        self.step = step
+        self.label = label
+        self.reason = reason
 
 
 class SessionError(EveError):
@@ -171,6 +223,28 @@ class InvalidAnswerError(InputResponseError):
     """The answer does not fit its request: option not offered, value fails the schema, ..."""
 
 
+class ApiError(EveError):
+    """The eve HTTP API refused a request; the body was `{"error": {"code", "message"}}`.
+
+    The client raises the matching session error instead where there is one (a 404
+    `session_not_found` is a `SessionNotFoundError`, a 409 `request_already_answered` a
+    `RequestAlreadyAnsweredError`, ...); this is for the rest (400, 401, 413, 5xx).
+
+    Attributes:
+        status: The HTTP status code.
+        code: The error code, e.g. `"bad_request"`.
+    """
+
+    def __init__(self, message: str, *, status: int, code: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class AuthenticationError(ApiError):
+    """The request's bearer token is missing or wrong (HTTP 401)."""
+
+
 class ToolError(EveError):
     """Raise it in a tool body or a resolver to fail the call with a message the model sees.
 
@@ -198,3 +272,34 @@ class PairingError(RunError):
 
 class ModelError(RunError):
     """The model failed to produce a response (provider error, malformed response, ...)."""
+
+
+class ModelHTTPError(ModelError):
+    """A model provider answered with an HTTP error status.
+
+    A 4xx other than 429 is raised at once; a 429 or 5xx only once the retry budget is spent.
+    The message and `body` never contain the API key.
+
+    Attributes:
+        status: The HTTP status code, e.g. 400, 401, 429, 529.
+        provider: Which provider answered: `"gateway"`, `"openai"` or `"anthropic"`.
+        body: The start of the response body (at most 1,000 characters), secrets removed.
+    """
+
+    def __init__(self, message: str, *, status: int, provider: str, body: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.provider = provider
+        self.body = body
+
+
+class ModelConnectionError(ModelError):
+    """A model provider could not be reached (connect error, timeout, dropped connection) after retries.
+
+    Attributes:
+        provider: Which provider was called: `"gateway"`, `"openai"` or `"anthropic"`.
+    """
+
+    def __init__(self, message: str, *, provider: str) -> None:
+        super().__init__(message)
+        self.provider = provider

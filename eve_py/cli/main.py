@@ -55,7 +55,11 @@ def _parser() -> argparse.ArgumentParser:
 
     def runtime_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("app_dir", type=Path)
-        command.add_argument("--model", help='"mock" for the app\'s agent/mock_model.py, or "provider/model"')
+        command.add_argument(
+            "--model",
+            help='"mock" for the app\'s agent/mock_model.py, "provider/model" (Vercel AI Gateway), '
+            '"anthropic:MODEL" or "openai:MODEL"; overrides EVE_MODEL and the agent\'s own model',
+        )
         command.add_argument("--session", help="continue this session id (e.g. one that is parked)")
         command.add_argument("--store", type=Path, help="SQLite file for sessions (default APP_DIR/.eve/sessions.db)")
 
@@ -107,9 +111,11 @@ def _build(app_dir: Path) -> int:
 
 
 def _model(args: argparse.Namespace, agent: Agent) -> Model | str | None:
+    """The --model choice; without it the Runtime picks EVE_MODEL, then the agent's own model."""
     if args.model == "mock":
         return load_mock_model(args.app_dir)
-    return args.model or agent.model
+    chosen: str | None = args.model
+    return chosen
 
 
 async def _open(args: argparse.Namespace, runtime: Runtime) -> Session:

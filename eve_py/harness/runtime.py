@@ -36,7 +36,7 @@ from eve_py.harness.events import Event, new_event, new_id, now_iso
 from eve_py.harness.loop import EventListener, TurnDriver, TurnResult, notify
 from eve_py.models.base import Model
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage, UserMessage
-from eve_py.models.registry import resolve_model
+from eve_py.models.registry import choose_model_spec, resolve_model
 from eve_py.parking.answers import check_response
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.sessions.memory import MemorySessionStore
@@ -51,7 +51,9 @@ class Runtime:
 
     Args:
         agent: The agent (`load_agent(app_dir)` or `Agent.from_definitions(...)`).
-        model: Overrides the agent's model: a `Model` or a `"provider/model"` string.
+        model: Overrides the agent's model: a `Model` or a model string (`"provider/model"`,
+            `"anthropic:..."`, `"openai:..."`, `"mock"`; see `eve_py.models.registry`). Without
+            it, the `EVE_MODEL` environment variable is used if set, else the agent's own model.
         store: Where sessions live; defaults to a new `MemorySessionStore`.
         max_steps: Most model steps per turn; defaults to the agent's `max_steps`.
         lease_s: How long a running turn's worker counts as alive after its last write, in
@@ -59,7 +61,7 @@ class Runtime:
         on_event: Called with each batch of events right after it is stored (sync or async).
 
     Raises:
-        ModelConfigurationError: `model` (or the agent's) is a string no provider serves.
+        ModelConfigurationError: The chosen model string names no provider, or its API key is not set.
     """
 
     def __init__(
@@ -73,8 +75,8 @@ class Runtime:
         lease_s: float = 120.0,
     ) -> None:
         self.agent = agent
-        spec = model if model is not None else agent.model
-        self._model: Model | None = resolve_model(spec) if spec is not None else None
+        spec = choose_model_spec(model, agent.model)  # explicit > EVE_MODEL > define_agent(model=...)
+        self._model: Model | None = resolve_model(spec, app_dir=agent.app_dir) if spec is not None else None
         self.store: SessionStore = store if store is not None else MemorySessionStore()
         self.max_steps = max_steps if max_steps is not None else agent.max_steps
         self.on_event = on_event

@@ -131,10 +131,10 @@ def test_chat_quits_on_slash_quit(
 def test_chat_with_an_unknown_provider_exits_2_with_a_clear_message(
     monkeypatch: pytest.MonkeyPatch, hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = chat_in_process(monkeypatch, hitl_app, store, "hi\n", "--model", "nosuchprovider/model-9")
+    code = chat_in_process(monkeypatch, hitl_app, store, "hi\n", "--model", "nosuchprovider:model-9")
 
     assert code == 2
-    assert "error: No provider is available for model 'nosuchprovider/model-9'" in capsys.readouterr().err
+    assert "error: No provider is available for model 'nosuchprovider:model-9'" in capsys.readouterr().err
 
 
 def test_chat_with_the_apps_own_model_string_and_no_provider_exits_2(

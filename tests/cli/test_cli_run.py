@@ -316,11 +316,11 @@ def test_run_with_an_answers_file_that_is_not_an_array_of_objects_exits_2(
 def test_run_with_an_unknown_provider_exits_2_with_a_clear_message(
     hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["run", str(hitl_app), "hi", "--model", "nosuchprovider/model-9", "--store", str(store)])
+    code = main(["run", str(hitl_app), "hi", "--model", "nosuchprovider:model-9", "--store", str(store)])
 
     assert code == 2
     err = capsys.readouterr().err
-    assert "No provider is available for model 'nosuchprovider/model-9'" in err
+    assert "No provider is available for model 'nosuchprovider:model-9'" in err
     assert "--model mock" in err
 
 

@@ -1,0 +1,177 @@
+"""The HTTP side of a model provider: one POST with retries, and errors that carry no secrets.
+
+`ProviderHTTP.post` yields a 2xx response whose body is still unread (so a stream can be read
+as it arrives); every other outcome is retried per the `RetryPolicy` or raised as
+`ModelHTTPError` / `ModelConnectionError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+
+import httpx
+
+from eve_py._json import JsonObject, JsonValue
+from eve_py.errors import ModelConnectionError, ModelError, ModelHTTPError
+from eve_py.models.retry import RetryPolicy, retry_after_seconds
+
+__all__ = ("DEFAULT_TIMEOUT", "ProviderHTTP", "decode_object")
+
+DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
+"""Seconds: to connect, of silence while reading (between chunks), to send, to get a pooled connection."""
+
+_BODY_EXCERPT = 1000
+"""Most characters of an error body kept in `ModelHTTPError.body`."""
+
+
+class ProviderHTTP:
+    """POSTs JSON to one provider, with retries; owns its `httpx.AsyncClient` unless given one.
+
+    Args:
+        provider: The provider's label for errors (`"gateway"`, `"openai"`, `"anthropic"`).
+        client: The client to send with; None creates one on first use (closed by `aclose`).
+        retry: When and how long to retry.
+        secrets: Strings that must never appear in an error (the API key).
+        key_hint: Where the key comes from, for 401/403 messages (e.g. "AI_GATEWAY_API_KEY").
+    """
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        client: httpx.AsyncClient | None,
+        retry: RetryPolicy,
+        secrets: Sequence[str] = (),
+        key_hint: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.retry = retry
+        self._client = client
+        self._owns_client = client is None
+        self._secrets = [secret for secret in secrets if secret]
+        self._key_hint = key_hint
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The client requests go through (created on first use when none was given)."""
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the client if this object created it; an injected client is left open."""
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def redact(self, text: str) -> str:
+        """`text` with every secret replaced by `[redacted]`."""
+        for secret in self._secrets:
+            text = text.replace(secret, "[redacted]")
+        return text
+
+    @asynccontextmanager
+    async def post(self, url: str, *, headers: Mapping[str, str], body: JsonObject) -> AsyncIterator[httpx.Response]:
+        """POST `body` as JSON and yield the first 2xx response, its body unread.
+
+        Raises:
+            ModelHTTPError: A status that is not retried, or a retryable one once the retry
+                budget is spent.
+            ModelConnectionError: The provider could not be reached, after retries.
+        """
+        policy = self.retry
+        started = policy.clock()
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        request_headers = {"content-type": "application/json", **headers}
+        attempt = 0
+        while True:
+            attempt += 1
+            error: ModelError
+            wait: float | None = None
+            try:
+                response = await self.client.send(
+                    self.client.build_request("POST", url, headers=request_headers, content=content), stream=True
+                )
+            except httpx.TransportError as exc:
+                error = ModelConnectionError(
+                    f"Could not reach {self.provider} at {url}: {type(exc).__name__}: {self.redact(str(exc))}"
+                    + _attempts(attempt),
+                    provider=self.provider,
+                )
+            else:
+                if response.is_success:
+                    try:
+                        yield response
+                    finally:
+                        await response.aclose()
+                    return
+                error = await self._http_error(response, attempt)
+                if not policy.is_retryable(response.status_code):
+                    raise error
+                wait = retry_after_seconds(response.headers)
+            if attempt >= policy.max_attempts:
+                raise error
+            delay = policy.backoff(attempt) if wait is None else wait
+            if policy.clock() - started + delay > policy.budget_s:
+                raise error
+            await policy.sleep(delay)
+
+    async def _http_error(self, response: httpx.Response, attempt: int) -> ModelHTTPError:
+        try:
+            raw = await response.aread()
+        except httpx.TransportError:
+            raw = b""
+        finally:
+            await response.aclose()
+        text = self.redact(raw.decode("utf-8", errors="replace"))
+        detail = _provider_message(text) or response.reason_phrase or "no details"
+        message = f"{self.provider} answered HTTP {response.status_code}: {detail}"
+        if response.status_code in (401, 403) and self._key_hint:
+            message += f" (check the API key in {self._key_hint})"
+        return ModelHTTPError(
+            message + _attempts(attempt),
+            status=response.status_code,
+            provider=self.provider,
+            body=text[:_BODY_EXCERPT],
+        )
+
+
+def _attempts(attempt: int) -> str:
+    return f" (after {attempt} attempts)" if attempt > 1 else ""
+
+
+def _provider_message(text: str) -> str | None:
+    """The `error.message` of an OpenAI- or Anthropic-style error body, if there is one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip()[:200] or None
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    if isinstance(error, dict):
+        message = error.get("message")
+        kind = error.get("type")
+        if isinstance(message, str):
+            return f"{kind}: {message}" if isinstance(kind, str) and kind else message
+    if isinstance(error, str):
+        return error
+    message = data.get("message")
+    return message if isinstance(message, str) else None
+
+
+def decode_object(raw: bytes | str, *, provider: str, what: str) -> JsonObject:
+    """Parse a JSON object sent by a provider.
+
+    Raises:
+        ModelError: `raw` is not JSON, or not an object.
+    """
+    try:
+        data: JsonValue = json.loads(raw)
+    except ValueError as exc:
+        raise ModelError(f"{provider} sent {what} that is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ModelError(f"{provider} sent {what} that is not a JSON object: {str(raw)[:200]}")
+    return data
