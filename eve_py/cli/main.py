@@ -1,9 +1,10 @@
-"""The `eve-py` command line: `build`, `chat` and `run`.
+"""The `eve-py` command line: `build`, `chat`, `run` and `serve`.
 
 ```
 eve-py build APP_DIR
 eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
 eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
+eve-py serve APP_DIR [--host H] [--port P] [--model mock|provider/model] [--store PATH]
 ```
 
 `run` without MESSAGE continues the session given by `--session` (a parked one gets the
@@ -30,6 +31,7 @@ from pydantic import ValidationError
 
 from eve_py.agent import Agent, load_agent, load_mock_model
 from eve_py.cli.prompts import ask_request
+from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, SessionError, UsageError
 from eve_py.harness.events import Event
@@ -71,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("message", nargs="?", help="the user message; leave out to continue --session")
     run.add_argument("--answers", type=Path, help="JSON array of answers, given to parked requests in order")
     run.add_argument("--json", action="store_true", help="print every event as one JSON line (NDJSON)")
+
+    add_serve_parser(commands)
     return parser
 
 
@@ -82,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _build(args.app_dir)
         if args.command == "chat":
             return anyio.run(_chat, args)
+        if args.command == "serve":
+            return serve(args)
         return anyio.run(_run, args)
     except CompileError as exc:
         _print(str(exc), err=True)

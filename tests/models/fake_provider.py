@@ -16,6 +16,7 @@ tests (`running_fake_provider()`), and as a separate process by `bench/model_ove
 
 ```
 python -m tests.models.fake_provider --script counter --steps 20   # prints "PORT <n>", serves until killed
+python -m tests.models.fake_provider --script app:fixtures/agent-tools-hitl
 ```
 
 `GET /_stats` answers `{"requests": n, "server_s": seconds}`: the time spent handling model
@@ -522,11 +523,18 @@ async def running_fake_provider(brain: Brain, *, fragment: int | None = None) ->
 def main() -> None:
     """Serve in this process until killed (for benchmarks); prints `PORT <n>` once listening."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--script", choices=["counter"], default="counter")
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--script", default="counter", help='"counter", or "app:APP_DIR" for the app\'s mock model')
+    parser.add_argument("--steps", type=int, default=20, help="model steps of the counter script")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    server = FakeProvider(counter_brain(args.steps))
+    if args.script.startswith("app:"):
+        from eve_py.agent import load_mock_model
+
+        mock = load_mock_model(args.script.removeprefix("app:"))
+        assert isinstance(mock, MockModel)
+        server = FakeProvider(mock_brain(mock))
+    else:
+        server = FakeProvider(counter_brain(args.steps))
     server.port = args.port
 
     async def run() -> None:

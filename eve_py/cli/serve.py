@@ -1,0 +1,123 @@
+"""`eve-py serve APP_DIR`: the HTTP session API and browser chat on uvicorn.
+
+```
+eve-py serve APP_DIR [--host 127.0.0.1] [--port 8000] [--model mock|provider/model] [--store PATH]
+```
+
+Bearer tokens come from `EVE_API_TOKEN` (comma-separated for several principals). Without
+one the server has no authentication, so it listens on loopback only and says so; a
+non-loopback `--host` without a token is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from eve_py.agent import load_agent, load_mock_model
+from eve_py.errors import UsageError
+from eve_py.harness.runtime import Runtime
+from eve_py.models.base import Model
+from eve_py.server.auth import TOKEN_ENV, tokens_from_env
+from eve_py.sessions.sqlite import SQLiteSessionStore
+
+__all__ = ("add_serve_parser", "is_loopback", "serve")
+
+
+def add_serve_parser(commands: Any) -> None:
+    """Add the `serve` subcommand to the CLI's subparsers."""
+    serve_cmd: argparse.ArgumentParser = commands.add_parser(
+        "serve", help="serve an app over HTTP (session API, NDJSON stream, browser chat)"
+    )
+    serve_cmd.add_argument("app_dir", type=Path)
+    serve_cmd.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve_cmd.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 picks one)")
+    serve_cmd.add_argument("--model", help='"mock" for the app\'s agent/mock_model.py, or "provider/model"')
+    serve_cmd.add_argument("--store", type=Path, help="SQLite file for sessions (default APP_DIR/.eve/sessions.db)")
+    serve_cmd.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn's"
+    )
+    serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address (or `localhost`)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc}") from exc
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run `eve-py serve` until interrupted; returns the exit code.
+
+    Raises:
+        UsageError: No token and a non-loopback host, the server extra is missing, the port is taken.
+    """
+    tokens = tokens_from_env()
+    if not tokens and not is_loopback(args.host):
+        raise UsageError(
+            f"refusing to listen on {args.host} without authentication: set {TOKEN_ENV} "
+            "(or listen on 127.0.0.1)"
+        )
+    try:
+        import uvicorn
+
+        from eve_py.server import create_app
+    except ImportError as exc:
+        raise UsageError(f"eve-py serve needs the server extra: pip install 'eve-py[server]' ({exc})") from exc
+
+    agent = load_agent(args.app_dir)
+    model: Model | str | None = load_mock_model(args.app_dir) if args.model == "mock" else args.model or agent.model
+    store_path = args.store or args.app_dir / ".eve" / "sessions.db"
+    store = SQLiteSessionStore(store_path)
+    try:
+        runtime = Runtime(agent, model=model, store=store)
+        app = create_app(runtime, tokens=tokens)
+        sock = _bind(args.host, args.port)
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        out = sys.stdout
+        print(f"eve-py serve: {agent.name} with model {runtime.model.name}; sessions in {store_path}", file=out)
+        if not tokens:
+            print(
+                f"warning: {TOKEN_ENV} is not set, so requests are not authenticated; "
+                f"listening on loopback only ({shown})",
+                file=sys.stderr,
+                flush=True,
+            )
+        print(f"listening on http://{shown}:{port}/ (chat) and http://{shown}:{port}/eve/v1 (API)", file=out)
+        out.flush()
+        config = uvicorn.Config(
+            app,
+            log_level=args.log_level,
+            access_log=args.access_log,
+            timeout_graceful_shutdown=5,
+            lifespan="on",
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+        sock.close()
+    finally:
+        anyio.run(store.aclose)  # the server's event loop has ended
+    return 0

@@ -1,0 +1,193 @@
+"""Turns run in the server process, as tasks of a task group owned by the app's lifespan.
+
+A request that starts work (`send`, `respond`) hands it to `TurnRunner.start`, which runs it
+in the background and returns as soon as the work made its first commit: the caller then
+knows the request was accepted (or gets the error it raised before writing anything, such as
+a rejected answer), and the work goes on without it. A slow model in one session never blocks
+another session, and the HTTP response does not wait for the model.
+
+The runner installs itself as the runtime's `on_event` listener: each committed batch (and
+each ephemeral `message.delta`) is handed to the `Hub`, which wakes that session's stream
+readers. The session a batch belongs to is known from a context variable set by the task that
+runs the work.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from eve_py.errors import ApiError
+from eve_py.harness.events import Event
+from eve_py.harness.loop import EventListener
+from eve_py.harness.runtime import Runtime, Session
+from eve_py.server.hub import Hub
+
+__all__ = ("TurnRunner", "TurnWork")
+
+_log = logging.getLogger("eve_py.server")
+
+TurnWork = Callable[[Session], Awaitable[object]]
+"""What a request asks the runner to do with the session, e.g. `lambda s: s.send(text)`."""
+
+
+@dataclass
+class _Work:
+    """The task running one request's work; `report` tells the request it was accepted."""
+
+    session_id: str
+    task_status: TaskStatus[list[Event]] | None = None
+
+    def report(self, events: Sequence[Event]) -> None:
+        if self.task_status is not None:
+            status, self.task_status = self.task_status, None
+            status.started(list(events))
+
+
+_current: ContextVar[_Work | None] = ContextVar("eve_py_server_work", default=None)
+
+
+class TurnRunner:
+    """Runs session work in the background and routes the runtime's events to the hub.
+
+    Args:
+        runtime: The runtime; its `on_event` is replaced by the runner's listener, which calls
+            the listener it had before.
+        hub: Where stream readers wait.
+    """
+
+    def __init__(self, runtime: Runtime, hub: Hub) -> None:
+        self.runtime = runtime
+        self.hub = hub
+        self._previous: EventListener | None = runtime.on_event
+        runtime.on_event = self._listen
+        self._busy: dict[str, int] = {}
+        self._group: TaskGroup | None = None
+        self._running = 0
+        self._drained = anyio.Event()
+
+    def busy(self, session_id: str) -> bool:
+        """Whether work for the session is running in this process."""
+        return session_id in self._busy
+
+    @property
+    def active(self) -> int:
+        """How many works are running."""
+        return self._running
+
+    @asynccontextmanager
+    async def running(self, *, grace_s: float) -> AsyncIterator[None]:
+        """Own the task group for the app's lifetime.
+
+        On exit, running turns get `grace_s` seconds to finish; the rest are cancelled (each
+        records `turn.cancelled`, and a parked turn stays parked).
+        """
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                self._group = None
+                with anyio.CancelScope(shield=True):
+                    with anyio.move_on_after(grace_s):
+                        while self._running:
+                            await self._drained.wait()
+                    group.cancel_scope.cancel()
+                    self.hub.wake_all()
+
+    @contextmanager
+    def attribute(self, session_id: str) -> Iterator[None]:
+        """Route events committed inside this block (in this task) to `session_id`'s readers."""
+        token = _current.set(_Work(session_id))
+        try:
+            yield
+        finally:
+            _current.reset(token)
+
+    async def start(self, session_id: str, work: TurnWork) -> list[Event]:
+        """Run `work` in the background; return once it committed its first batch of events.
+
+        Returns:
+            The first committed batch ([] if the work committed nothing).
+
+        Raises:
+            EveError: Whatever the work raised before its first commit (nothing was written).
+            ApiError: 503 when the server is not running (lifespan not started or shutting down).
+        """
+        group = self._group
+        if group is None:
+            raise ApiError(
+                "The server is not accepting work (it is starting or shutting down).", status=503, code="unavailable"
+            )
+        first: list[Event] = await group.start(self._run, session_id, work)
+        return first
+
+    async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
+        """Cancel the session's running turn in this process, if it has one (and it is `turn_id`)."""
+        if not self.busy(session_id):
+            return False
+        session = await self.runtime.get_session(session_id)
+        turn = session.record.turn
+        if turn_id is not None and (turn is None or turn.turn_id != turn_id):
+            return False
+        return await session.cancel()
+
+    async def _run(self, session_id: str, work: TurnWork, *, task_status: TaskStatus[list[Event]]) -> None:
+        current = _Work(session_id, task_status)
+        _current.set(current)  # this task's own context
+        self._busy[session_id] = self._busy.get(session_id, 0) + 1
+        self._running += 1
+        try:
+            session = await self.runtime.get_session(session_id)
+            await work(session)
+        except Exception:
+            if current.task_status is not None:
+                raise  # nothing was written: the request gets the error
+            _log.exception("the turn of session %s failed after it was accepted", session_id)
+        else:
+            current.report([])
+        finally:
+            count = self._busy[session_id] - 1
+            if count:
+                self._busy[session_id] = count
+            else:
+                del self._busy[session_id]
+            self._running -= 1
+            if not self._running:
+                self._drained.set()
+                self._drained = anyio.Event()
+            self.hub.wake(session_id)
+
+    async def _listen(self, events: Sequence[Event]) -> None:
+        current = _current.get()
+        if current is not None:
+            self.hub.publish(current.session_id, events)
+            stored = [event for event in events if event.type != "message.delta"]
+            if stored:
+                current.report(stored)
+        else:
+            session_id = _session_of(events)
+            if session_id is None:
+                self.hub.wake_all()
+            else:
+                self.hub.publish(session_id, events)
+        if self._previous is not None:
+            outcome = self._previous(events)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+
+def _session_of(events: Sequence[Event]) -> str | None:
+    """The session id an event batch names, if any of its events does."""
+    for event in events:
+        session_id = event.data.get("sessionId")
+        if isinstance(session_id, str):
+            return session_id
+    return None
