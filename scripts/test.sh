@@ -2,6 +2,16 @@
 # The whole test suite: installs what it needs into .venv, then ruff, mypy --strict, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The browser chat test drives Debian's chromium through Playwright (never `playwright install`).
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        sudo apt-get update -qq
+        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'

@@ -24,7 +24,6 @@ from eve_py.agent import load_agent, load_mock_model
 from eve_py.errors import UsageError
 from eve_py.harness.runtime import Runtime
 from eve_py.models.base import Model
-from eve_py.server.auth import TOKEN_ENV, tokens_from_env
 from eve_py.sessions.sqlite import SQLiteSessionStore
 
 __all__ = ("add_serve_parser", "is_loopback", "serve")
@@ -75,18 +74,20 @@ def serve(args: argparse.Namespace) -> int:
     Raises:
         UsageError: No token and a non-loopback host, the server extra is missing, the port is taken.
     """
+    try:  # the server extra is optional: import it only here
+        import uvicorn
+
+        from eve_py.server import create_app
+        from eve_py.server.auth import TOKEN_ENV, tokens_from_env
+    except ImportError as exc:
+        raise UsageError(f"eve-py serve needs the server extra: pip install 'eve-py[server]' ({exc})") from exc
+
     tokens = tokens_from_env()
     if not tokens and not is_loopback(args.host):
         raise UsageError(
             f"refusing to listen on {args.host} without authentication: set {TOKEN_ENV} "
             "(or listen on 127.0.0.1)"
         )
-    try:
-        import uvicorn
-
-        from eve_py.server import create_app
-    except ImportError as exc:
-        raise UsageError(f"eve-py serve needs the server extra: pip install 'eve-py[server]' ({exc})") from exc
 
     agent = load_agent(args.app_dir)
     model: Model | str | None = load_mock_model(args.app_dir) if args.model == "mock" else args.model or agent.model
