@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs into .venv, then ruff, mypy --strict, pytest.
+# The whole test suite: installs what it needs into .venv, then ruff, mypy --strict, actionlint, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser chat test drives Debian's chromium through Playwright (never `playwright install`).
@@ -20,5 +20,9 @@ python3 -m venv .venv
 .venv/bin/mypy eve_py
 for app in fixtures/*/; do
     .venv/bin/mypy --explicit-package-bases "${app}agent"
+    if [ -d "${app}evals" ]; then
+        MYPYPATH="${app%/}" .venv/bin/mypy --explicit-package-bases "${app}evals"
+    fi
 done
+.venv/bin/actionlint .github/workflows/*.yml
 .venv/bin/python -m pytest -q "$@"

@@ -4,6 +4,7 @@
 eve-py build APP_DIR
 eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
 eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
+eve-py eval APP_DIR [--model ...] [--tag T] [--junit PATH] [--json] [--max-concurrency N] [--list]  (see cli/evals.py)
 eve-py serve APP_DIR [--host H] [--port P] [--model mock|provider/model] [--store PATH]
 ```
 
@@ -30,6 +31,7 @@ import anyio.to_thread
 from pydantic import ValidationError
 
 from eve_py.agent import Agent, load_agent, load_mock_model
+from eve_py.cli.evals import add_eval_command, run_eval_command
 from eve_py.cli.prompts import ask_request
 from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
@@ -73,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("message", nargs="?", help="the user message; leave out to continue --session")
     run.add_argument("--answers", type=Path, help="JSON array of answers, given to parked requests in order")
     run.add_argument("--json", action="store_true", help="print every event as one JSON line (NDJSON)")
+    add_eval_command(commands)
 
     add_serve_parser(commands)
     return parser
@@ -86,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _build(args.app_dir)
         if args.command == "chat":
             return anyio.run(_chat, args)
+        if args.command == "eval":
+            return run_eval_command(args)
         if args.command == "serve":
             return serve(args)
         return anyio.run(_run, args)

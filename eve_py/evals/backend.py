@@ -1,0 +1,110 @@
+"""Where an eval's sessions run: the `EvalBackend` protocol and its in-process implementation.
+
+The driver (`t`) only needs to create sessions, send messages, answer requests and read a
+session's stored events, so the same eval runs against an in-process `Runtime` (the default)
+or any other implementation of these two protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from eve_py.agent import Agent
+from eve_py.harness.events import Event
+from eve_py.harness.loop import TurnResult
+from eve_py.harness.runtime import Runtime, Session
+from eve_py.models.base import Model
+from eve_py.models.messages import Message
+from eve_py.parking.requests import InputResponse
+from eve_py.sessions.memory import MemorySessionStore
+
+__all__ = ("EvalBackend", "EvalSession", "InProcessBackend", "InProcessSession")
+
+
+class EvalSession(Protocol):
+    """One session an eval drives."""
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        ...
+
+    async def send(self, message: str) -> TurnResult:
+        """Send a user message; returns when the turn completes, parks or fails."""
+        ...
+
+    async def respond(self, responses: Sequence[InputResponse]) -> TurnResult:
+        """Answer open input requests; returns when the turn completes, parks or fails."""
+        ...
+
+    async def events(self, start: int) -> list[Event]:
+        """The session's stored events from index `start` on, oldest first."""
+        ...
+
+    async def conversation(self) -> list[Message] | None:
+        """The session's messages, or None where they cannot be read."""
+        ...
+
+
+class EvalBackend(Protocol):
+    """Creates the sessions of one eval."""
+
+    @property
+    def label(self) -> str:
+        """What the sessions run against, for reports (e.g. `in-process`)."""
+        ...
+
+    async def create_session(self) -> EvalSession:
+        """A new, idle session."""
+        ...
+
+
+class InProcessSession:
+    """An `EvalSession` on an in-process `Session`."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._session.id
+
+    async def send(self, message: str) -> TurnResult:
+        """Send a user message and run the turn."""
+        return await self._session.send(message)
+
+    async def respond(self, responses: Sequence[InputResponse]) -> TurnResult:
+        """Answer open input requests and run the turn on."""
+        return await self._session.respond(responses)
+
+    async def events(self, start: int) -> list[Event]:
+        """The stored events from index `start` on."""
+        return await self._session.events(start)
+
+    async def conversation(self) -> list[Message]:
+        """The stored conversation (a parked step is not in it yet)."""
+        await self._session.refresh()
+        return self._session.messages
+
+
+class InProcessBackend:
+    """Runs an eval's sessions in this process, on a private in-memory store.
+
+    Args:
+        agent: The app's agent (`load_agent(app_dir)`).
+        model: The model every session uses.
+    """
+
+    def __init__(self, agent: Agent, model: Model) -> None:
+        self._runtime = Runtime(agent, model=model, store=MemorySessionStore())
+
+    @property
+    def label(self) -> str:
+        """`in-process`."""
+        return "in-process"
+
+    async def create_session(self) -> InProcessSession:
+        """A new session in this backend's store."""
+        return InProcessSession(await self._runtime.create_session())
