@@ -1,9 +1,12 @@
-"""`eve-py eval`: run an app's evals against in-process sessions and report.
+"""`eve-py eval`: run an app's evals against in-process sessions (or a server) and report.
 
 ```
 eve-py eval APP_DIR [--model mock|provider/model] [--tag T]... [--junit PATH] [--json]
                     [--max-concurrency N] [--timeout S] [--list] [--url URL]
 ```
+
+With `--url` the sessions run on that server (`eve-py serve`), with the bearer token from
+`EVE_API_TOKEN`; the eval files still come from APP_DIR, and the artifacts go there.
 
 Exit codes: 0 every eval passed; 1 an eval failed or errored; 2 configuration error (a bad
 eval file or `evals_config.py`, no eval selected, an app that does not compile, an unknown
@@ -16,14 +19,17 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
+import httpx
 
 from eve_py.agent import load_agent
-from eve_py.errors import EvalConfigurationError, UsageError
-from eve_py.evals.backend import InProcessBackend
+from eve_py.client import Client
+from eve_py.errors import ApiError, EvalConfigurationError, UsageError
+from eve_py.evals.backend import EvalBackend, HttpBackend, InProcessBackend
 from eve_py.evals.definition import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from eve_py.evals.discovery import EvalCase, discover_evals
 from eve_py.evals.report import EvalRun, result_record, summary_record, write_artifacts, write_junit
@@ -89,7 +95,11 @@ def add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help=f"time limit of an eval that sets none (default: evals_config.py, else {DEFAULT_TIMEOUT_S:g})",
     )
     command.add_argument("--list", action="store_true", help="list the selected evals and exit")
-    command.add_argument("--url", help="run against a running eve-py server instead of in-process (not available yet)")
+    command.add_argument(
+        "--url",
+        help="run against a running eve-py server (e.g. http://127.0.0.1:8000) instead of in-process; "
+        "its token is read from EVE_API_TOKEN",
+    )
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
@@ -115,21 +125,49 @@ async def _run(args: argparse.Namespace) -> int:
     if args.list:
         _list(cases, console)
         return 0
+    max_concurrency = args.max_concurrency or suite.config.max_concurrency or DEFAULT_MAX_CONCURRENCY
+    timeout_s = args.timeout or suite.config.timeout_s or DEFAULT_TIMEOUT_S
     if args.url:
-        raise EvalConfigurationError(
-            "--url is not available yet: it needs the HTTP client (eve_py.client), which this build does not "
-            "have; run the evals in-process (without --url)"
-        )
+        if args.model:
+            raise EvalConfigurationError("--model does not apply with --url: the server runs its own model")
+        async with Client(args.url) as client:
+            try:
+                await client.health()
+            except (httpx.HTTPError, ApiError) as exc:
+                raise EvalConfigurationError(f"cannot reach the eve server at {args.url}: {exc}") from exc
+            return await _run_and_report(
+                args,
+                console,
+                cases,
+                lambda: HttpBackend(client, label=args.url),
+                labels=("server", args.url),
+                max_concurrency=max_concurrency,
+                timeout_s=timeout_s,
+            )
     agent = load_agent(app_dir)
     spec = choose_model_spec(args.model, agent.model)
     model: Model = resolve_model(spec, app_dir=app_dir)
-    label = spec if isinstance(spec, str) else type(model).__name__
-    max_concurrency = args.max_concurrency or suite.config.max_concurrency or DEFAULT_MAX_CONCURRENCY
-    timeout_s = args.timeout or suite.config.timeout_s or DEFAULT_TIMEOUT_S
+    return await _run_and_report(
+        args,
+        console,
+        cases,
+        lambda: InProcessBackend(agent, model),
+        labels=(spec if isinstance(spec, str) else type(model).__name__, "in-process"),
+        max_concurrency=max_concurrency,
+        timeout_s=timeout_s,
+    )
 
-    def backend() -> InProcessBackend:
-        return InProcessBackend(agent, model)
 
+async def _run_and_report(
+    args: argparse.Namespace,
+    console: Console | None,
+    cases: list[EvalCase],
+    backend: Callable[[], EvalBackend],
+    *,
+    labels: tuple[str, str],
+    max_concurrency: int,
+    timeout_s: float,
+) -> int:
     started_at, started = now_iso(), time.perf_counter()
     reporter = None
     if console is None:
@@ -148,13 +186,13 @@ async def _run(args: argparse.Namespace) -> int:
                 on_finish=reporter.finished,
             )
     run = EvalRun(
-        app_dir=app_dir,
-        model=label,
-        backend="in-process",
+        app_dir=args.app_dir,
+        model=labels[0],
+        backend=labels[1],
         started_at=started_at,
         duration_s=time.perf_counter() - started,
         results=results,
-        tags=tuple(tags),
+        tags=tuple(args.tag),
     )
     folder = write_artifacts(run)
     if args.junit is not None:

@@ -1,8 +1,10 @@
-"""Where an eval's sessions run: the `EvalBackend` protocol and its in-process implementation.
+"""Where an eval's sessions run: the `EvalBackend` protocol, in process or over HTTP.
 
 The driver (`t`) only needs to create sessions, send messages, answer requests and read a
-session's stored events, so the same eval runs against an in-process `Runtime` (the default)
-or any other implementation of these two protocols.
+session's stored events, so the same eval runs against an in-process `Runtime` (the default,
+`InProcessBackend`), a running server (`HttpBackend`, `eve-py eval --url`), or any other
+implementation of these two protocols. Over HTTP the conversation cannot be read, so the
+driver rebuilds the results of client-resolved calls from the events (see `eve_py.evals.calls`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from eve_py.agent import Agent
+from eve_py.client import Client
 from eve_py.harness.events import Event
 from eve_py.harness.loop import TurnResult
 from eve_py.harness.runtime import Runtime, Session
@@ -19,7 +22,7 @@ from eve_py.models.messages import Message
 from eve_py.parking.requests import InputResponse
 from eve_py.sessions.memory import MemorySessionStore
 
-__all__ = ("EvalBackend", "EvalSession", "InProcessBackend", "InProcessSession")
+__all__ = ("EvalBackend", "EvalSession", "HttpBackend", "HttpSession", "InProcessBackend", "InProcessSession")
 
 
 class EvalSession(Protocol):
@@ -108,3 +111,55 @@ class InProcessBackend:
     async def create_session(self) -> InProcessSession:
         """A new session in this backend's store."""
         return InProcessSession(await self._runtime.create_session())
+
+
+class HttpSession:
+    """An `EvalSession` on a session of a running server, through `eve_py.client.Client`."""
+
+    def __init__(self, client: Client, session_id: str) -> None:
+        self._client = client
+        self._id = session_id
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._id
+
+    async def send(self, message: str) -> TurnResult:
+        """Send a user message and follow the stream until the turn settles."""
+        return await self._client.result(await self._client.send(self._id, message))
+
+    async def respond(self, responses: Sequence[InputResponse]) -> TurnResult:
+        """Answer open input requests and follow the stream until the turn settles."""
+        return await self._client.result(await self._client.respond(self._id, responses))
+
+    async def events(self, start: int) -> list[Event]:
+        """The stored events from index `start` on (the stream, which ends once nothing runs)."""
+        return [event async for event in self._client.stream(self._id, start) if event.type != "message.delta"]
+
+    async def conversation(self) -> None:
+        """None: the HTTP API does not expose the conversation."""
+        return None
+
+
+class HttpBackend:
+    """Runs an eval's sessions on a running eve-py (or eve) server.
+
+    Args:
+        client: A client for the server (its token is the sessions' owner).
+        label: How reports name the backend; defaults to `http`.
+    """
+
+    def __init__(self, client: Client, *, label: str = "http") -> None:
+        self._client = client
+        self._label = label
+
+    @property
+    def label(self) -> str:
+        """The server, as given."""
+        return self._label
+
+    async def create_session(self) -> HttpSession:
+        """A new session on the server (created without a message)."""
+        accepted = await self._client.create_session()
+        return HttpSession(self._client, accepted.session_id)
