@@ -6,7 +6,12 @@ ephemeral `message.delta` events (never stored) travel through the queue themsel
 are FIFO, and a `WAKE` is queued only after its events were committed, so a reader that reads
 the store on each `WAKE` sees every stored event that came before a delta before that delta.
 
-Nothing here is session state: a process that restarts has no readers to wake.
+The deltas of the step a session is running (those since its last stored batch) are kept
+until that step is stored, and a new subscriber starts with them queued: a reader that
+connects while the model is already streaming still sees the whole text as it grows.
+
+Nothing here is session state: a process that restarts has no readers to wake, and the step
+whose deltas it kept is stored whole (`message.completed`) or not at all.
 """
 
 from __future__ import annotations
@@ -70,10 +75,16 @@ class Hub:
 
     def __init__(self) -> None:
         self._subscribers: dict[str, set[Subscriber]] = {}
+        self._step_deltas: dict[str, list[Event]] = {}
 
     def subscribe(self, session_id: str) -> Subscriber:
-        """Start receiving the session's wakes and deltas (call before the first store read)."""
+        """Start receiving the session's wakes and deltas (call before the first store read).
+
+        The deltas of the step running now come first.
+        """
         subscriber = Subscriber(session_id)
+        for delta in self._step_deltas.get(session_id, ()):
+            subscriber._put(delta)
         self._subscribers.setdefault(session_id, set()).add(subscriber)
         return subscriber
 
@@ -94,13 +105,23 @@ class Hub:
 
     def publish(self, session_id: str, events: Sequence[Event]) -> None:
         """Hand a batch from the runtime to the session's readers: deltas as they are, else a wake."""
-        subscribers = self._subscribers.get(session_id)
-        if not subscribers:
-            return
+        subscribers = self._subscribers.get(session_id, set())
         for event in events:
-            item: Wake | Event = event if event.type == "message.delta" else WAKE
+            item: Wake | Event
+            if event.type == "message.delta":
+                item = event
+                kept = self._step_deltas.setdefault(session_id, [])
+                if len(kept) < _MAX_QUEUED:
+                    kept.append(event)
+            else:
+                item = WAKE
+                self._step_deltas.pop(session_id, None)  # the step is stored (or over)
             for subscriber in subscribers:
                 subscriber._put(item)
+
+    def forget(self, session_id: str) -> None:
+        """Drop the deltas kept for the session's running step (its work ended)."""
+        self._step_deltas.pop(session_id, None)
 
     def wake(self, session_id: str) -> None:
         """Make the session's readers re-read the store and re-check whether the turn settled."""

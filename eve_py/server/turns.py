@@ -163,6 +163,8 @@ class TurnRunner:
             if not self._running:
                 self._drained.set()
                 self._drained = anyio.Event()
+            if session_id not in self._busy:
+                self.hub.forget(session_id)
             self.hub.wake(session_id)
 
     async def _listen(self, events: Sequence[Event]) -> None:

@@ -54,7 +54,9 @@ class MemorySessionStore:
         """See `SessionStore.read_events`."""
         if session_id not in self._events:
             raise SessionNotFoundError(session_id)
-        return [Event.model_validate_json(raw) for raw in self._events[session_id][start:stop]]
+        # Indices, not Python slicing: a negative start or stop means 0, as in the SQLite store.
+        window = self._events[session_id][max(start, 0) : None if stop is None else max(stop, 0)]
+        return [Event.model_validate_json(raw) for raw in window]
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -157,9 +157,8 @@ async def test_approval_flow_approve_runs_the_executor(hitl_agent: Agent) -> Non
         session_id, request = await park(client, "run the guarded echo")
         assert request["display"] == "confirmation"
         assert [o["id"] for o in request["options"]] == ["approve", "deny"]
-        answered = await client.post(
-            f"/session/{session_id}", json={"inputResponses": [{"requestId": request["requestId"], "optionId": "approve"}]}
-        )
+        approve = {"inputResponses": [{"requestId": request["requestId"], "optionId": "approve"}]}
+        answered = await client.post(f"/session/{session_id}", json=approve)
         events = await read_stream(client, session_id, answered.json()["startIndex"])
     [result] = [e for e in events if e["type"] == "action.result"]
     assert result["data"]["output"]["token"] == "guarded-echo-ok-T4Q9"

@@ -1,0 +1,184 @@
+"""The NDJSON stream: replay from startIndex (negative from the tail), live events and deltas, reconnects."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from eve_py.agent import Agent
+from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
+from tests.server.helpers import PICK_BLUE, GatedModel, hitl_runtime, read_stream, serve
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def store_of(kind: str, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    store: SessionStore = SQLiteSessionStore(tmp_path / "s.db") if kind == "sqlite" else MemorySessionStore()
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+async def completed_session(client: httpx.AsyncClient) -> tuple[str, list[dict[str, Any]]]:
+    """A session taken through the picker flow to completion; its id and whole log."""
+    created = (await client.post("/session", json={"message": "help me pick a template"})).json()
+    session_id = created["sessionId"]
+    parked = await read_stream(client, session_id, created["startIndex"])
+    request_id = parked[-3]["data"]["requests"][0]["requestId"]
+    answered = await client.post(
+        f"/session/{session_id}", json={"inputResponses": [{"requestId": request_id, "value": PICK_BLUE}]}
+    )
+    await read_stream(client, session_id, answered.json()["startIndex"])
+    return session_id, await read_stream(client, session_id, 0)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_replay_from_any_start_index_positive_or_negative(hitl_agent: Agent, tmp_path: Path, kind: str) -> None:
+    async with store_of(kind, tmp_path) as store:
+        async with serve(hitl_runtime(hitl_agent, store=store)) as served, served.client() as client:
+            session_id, everything = await completed_session(client)
+            count = len(everything)
+            assert count == (await store.load(session_id)).event_count == 14
+            ids = [event["meta"]["id"] for event in everything]
+
+            for start in (0, 1, 5, count - 1):
+                replay = await read_stream(client, session_id, start)
+                assert [e["meta"]["id"] for e in replay] == ids[start:]
+            for back in (1, 3, count):
+                replay = await read_stream(client, session_id, -back)
+                assert [e["meta"]["id"] for e in replay] == ids[-back:]
+            assert await read_stream(client, session_id, -(count + 50)) == everything  # clamped to the start
+            assert await read_stream(client, session_id, count) == []  # nothing new, the turn settled
+            assert await read_stream(client, session_id, count + 10) == []
+
+            async with client.stream("GET", f"/session/{session_id}/stream", params={"startIndex": -3}) as response:
+                assert response.headers["x-eve-start-index"] == str(count - 3)
+
+            bad = await client.get(f"/session/{session_id}/stream", params={"startIndex": "two"})
+            assert bad.status_code == 400
+            assert bad.json()["error"]["code"] == "bad_request"
+
+
+async def test_store_read_events_agree_on_negative_start(tmp_path: Path) -> None:
+    """Both stores read `[start, stop)` by index; a negative start means index 0, not Python slicing."""
+    from eve_py.harness.events import new_event
+    from eve_py.sessions import SessionRecord
+
+    for kind in ("memory", "sqlite"):
+        async with store_of(kind, tmp_path) as store:
+            events = [new_event("session.started", {"n": n}) for n in range(5)]
+            await store.create(SessionRecord(id=f"s-{kind}", created_at="t", updated_at="t"), events)
+            assert [e.data["n"] for e in await store.read_events(f"s-{kind}", -2)] == [0, 1, 2, 3, 4]
+            assert [e.data["n"] for e in await store.read_events(f"s-{kind}", 1, 3)] == [1, 2]
+            assert [e.data["n"] for e in await store.read_events(f"s-{kind}", 3, 10)] == [3, 4]
+
+
+async def test_stream_is_live_and_ends_when_the_turn_settles(hitl_agent: Agent) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
+        created = (await client.post("/session", json={"message": "be slow"})).json()
+        session_id = created["sessionId"]
+        seen: list[str] = []
+        async with client.stream("GET", f"/session/{session_id}/stream") as response:
+            lines = response.aiter_lines()
+            with anyio.fail_after(5):
+                while "message.received" not in seen:
+                    seen.append(json.loads(await anext(lines))["type"])
+                await model.entered.wait()
+            assert seen == ["session.started", "turn.started", "message.received"]  # the model still runs
+            model.release.set()
+            with anyio.fail_after(5):
+                seen += [json.loads(line)["type"] async for line in lines]
+    assert seen[-3:] == ["step.started", "message.completed", "turn.completed"]
+    assert served.app.state.eve.hub.subscriber_count() == 0
+
+
+async def test_message_deltas_are_live_unindexed_and_never_replayed(hitl_agent: Agent) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
+        created = (await client.post("/session", json={"message": "stream it"})).json()
+        session_id = created["sessionId"]
+        live: list[dict[str, Any]] = []
+        async with client.stream("GET", f"/session/{session_id}/stream") as response:
+            lines = response.aiter_lines()
+            with anyio.fail_after(5):
+                while not live or live[-1]["type"] != "message.delta":
+                    live.append(json.loads(await anext(lines)))
+            assert live[-1]["data"]["text"] == "Hel"  # arrived while the step is still running
+            model.release.set()
+            with anyio.fail_after(5):
+                live += [json.loads(line) async for line in lines]
+        stored = await read_stream(client, session_id)
+
+    assert [e["type"] for e in live] == [
+        "session.started",
+        "turn.started",
+        "message.received",
+        "message.delta",
+        "message.delta",
+        "step.started",
+        "message.completed",
+        "turn.completed",
+    ]
+    assert [e["data"]["text"] for e in live if e["type"] == "message.delta"] == ["Hel", "lo"]
+    assert live[3]["data"]["turnId"] == created["turnId"] and live[3]["data"]["stepIndex"] == 0
+    assert [e["type"] for e in stored] == [e["type"] for e in live if e["type"] != "message.delta"]
+
+
+async def test_a_client_that_disconnects_mid_stream_loses_nothing(hitl_agent: Agent) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
+        created = (await client.post("/session", json={"message": "be slow"})).json()
+        session_id = created["sessionId"]
+        first: list[dict[str, Any]] = []
+        async with client.stream("GET", f"/session/{session_id}/stream") as response:
+            lines = response.aiter_lines()
+            with anyio.fail_after(5):
+                first += [json.loads(await anext(lines)), json.loads(await anext(lines))]
+        # Disconnected mid-turn; the turn goes on without any reader.
+        model.release.set()
+        with anyio.fail_after(5):
+            rest = await read_stream(client, session_id, len(first))
+        whole = await read_stream(client, session_id, 0)
+    assert [e["meta"]["id"] for e in first + rest] == [e["meta"]["id"] for e in whole]
+    assert whole[-1]["type"] == "turn.completed"
+
+
+async def test_several_readers_of_one_session_see_the_same_events(hitl_agent: Agent) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
+        created = (await client.post("/session", json={"message": "be slow"})).json()
+        session_id = created["sessionId"]
+        results: list[list[str]] = []
+        following: list[int] = []
+        opened = anyio.Event()
+
+        async def reader() -> None:
+            async with client.stream("GET", f"/session/{session_id}/stream") as response:
+                lines = response.aiter_lines()
+                got = [json.loads(await anext(lines))["meta"]["id"]]  # this reader is subscribed now
+                following.append(1)
+                if len(following) == 3:
+                    assert served.app.state.eve.hub.subscriber_count(session_id) == 3
+                    opened.set()
+                got += [json.loads(line)["meta"]["id"] async for line in lines]
+                results.append(got)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                for _ in range(3):
+                    group.start_soon(reader)
+                await opened.wait()
+                model.release.set()
+    assert len(results) == 3
+    assert results[0] == results[1] == results[2]
+    assert len(results[0]) == 6
