@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import signal
 import socket
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -68,6 +70,10 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(args: argparse.Namespace) -> int:
     """Run `eve-py serve` until interrupted; returns the exit code.
 
@@ -85,8 +91,7 @@ def serve(args: argparse.Namespace) -> int:
     tokens = tokens_from_env()
     if not tokens and not is_loopback(args.host):
         raise UsageError(
-            f"refusing to listen on {args.host} without authentication: set {TOKEN_ENV} "
-            "(or listen on 127.0.0.1)"
+            f"refusing to listen on {args.host} without authentication: set {TOKEN_ENV} (or listen on 127.0.0.1)"
         )
 
     agent = load_agent(args.app_dir)
@@ -117,8 +122,17 @@ def serve(args: argparse.Namespace) -> int:
             timeout_graceful_shutdown=5,
             lifespan="on",
         )
-        uvicorn.Server(config).run(sockets=[sock])
-        sock.close()
+        # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again: that is
+        # how this command ends, so either one exits 0 (SIGTERM is turned into the same path).
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        except KeyboardInterrupt:
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            sock.close()
+        print("eve-py serve: stopped; parked sessions stay parked in the store", file=sys.stderr, flush=True)
     finally:
         anyio.run(store.aclose)  # the server's event loop has ended
     return 0

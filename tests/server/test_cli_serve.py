@@ -1,0 +1,115 @@
+"""`eve-py serve` as a real subprocess: loopback without a token, refusal elsewhere, the API and the chat page."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
+
+from eve_py.cli.serve import is_loopback
+from eve_py.client import Client
+from tests.conftest import HITL_APP, REPO
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def eve_serve(store: Path, token: str | None, *extra: str) -> AsyncIterator[tuple[str, Process, list[str]]]:
+    """Start `python -m eve_py serve` on port 0; yield its URL (from its own output), the process, stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"}
+    if token is not None:
+        env["EVE_API_TOKEN"] = token
+    command = [sys.executable, "-m", "eve_py", "serve", str(HITL_APP), "--model", "mock", "--port", "0"]
+    command += ["--store", str(store), "--log-level", "warning", *extra]
+    process = await anyio.open_process(command, cwd=REPO, env=env)
+    lines: list[str] = []
+    try:
+        assert process.stdout is not None
+        buffered = ""
+        with anyio.fail_after(30):
+            async for chunk in TextReceiveStream(process.stdout):
+                buffered += chunk
+                *complete, buffered = buffered.split("\n")
+                lines += complete
+                url = next((line.split()[2] for line in lines if line.startswith("listening on ")), None)
+                if url is not None:
+                    break
+        assert url is not None, lines
+        yield url.rstrip("/"), process, lines
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGINT)
+            with anyio.fail_after(15):
+                await process.wait()
+        await process.aclose()
+
+
+async def stderr_of(process: Process) -> str:
+    assert process.stderr is not None
+    return "".join([chunk async for chunk in TextReceiveStream(process.stderr)])
+
+
+async def test_serve_without_token_listens_on_loopback_warns_and_serves_the_flow(tmp_path: Path) -> None:
+    async with eve_serve(tmp_path / "s.db", None) as (url, process, lines):
+        assert url.startswith("http://127.0.0.1:")
+        assert "agent-tools-hitl with model mock" in lines[0]
+        async with Client(url) as client:
+            parked = await client.result(await client.create_session("help me pick a template"), timeout_s=20)
+            [request] = parked.input_requests
+            answer = [{"requestId": request.request_id, "value": {"pickedIds": ["tpl_green"]}}]
+            done = await client.result(await client.respond(parked.session_id, answer), timeout_s=20)
+        assert done.message == "Recorded your pick: tpl_green."
+        async with httpx.AsyncClient(base_url=url) as http:
+            page = await http.get("/")
+            script = await http.get("/static/chat.js")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        assert '<script src="/static/chat.js"' in page.text
+        assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+        process.send_signal(signal.SIGINT)
+        with anyio.fail_after(15):
+            code = await process.wait()
+        errors = await stderr_of(process)
+    assert code == 0
+    assert "EVE_API_TOKEN is not set" in errors and "loopback only" in errors
+
+
+async def test_serve_with_token_requires_it(tmp_path: Path) -> None:
+    async with eve_serve(tmp_path / "s.db", "cli-token-1") as (url, process, _):
+        async with httpx.AsyncClient(base_url=url) as http:
+            assert (await http.post("/eve/v1/session")).status_code == 401
+            assert (await http.get("/eve/v1/health")).status_code == 200
+        async with Client(url, token="cli-token-1") as client:
+            accepted = await client.create_session("hello")
+            assert (await client.result(accepted, timeout_s=20)).status == "completed"
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(15):
+            code = await process.wait()
+        errors = await stderr_of(process)
+    assert code == 0
+    assert "EVE_API_TOKEN is not set" not in errors
+    assert "stopped; parked sessions stay parked" in errors
+
+
+async def test_serve_refuses_a_non_loopback_host_without_a_token(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"}
+    command = [sys.executable, "-m", "eve_py", "serve", str(HITL_APP), "--model", "mock", "--host", "0.0.0.0"]
+    result = await anyio.run_process([*command, "--store", str(tmp_path / "s.db")], cwd=REPO, env=env, check=False)
+    assert result.returncode == 2
+    assert b"refusing to listen on 0.0.0.0 without authentication" in result.stderr
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_is_loopback() -> None:
+    for host in ("127.0.0.1", "127.8.0.1", "localhost", "::1", "[::1]", "LOCALHOST"):
+        assert is_loopback(host), host
+    for host in ("0.0.0.0", "::", "192.168.1.10", "example.com", "10.0.0.1"):
+        assert not is_loopback(host), host
