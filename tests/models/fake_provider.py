@@ -157,10 +157,13 @@ def decode_openai(body: dict[str, Any]) -> ModelRequest:
     names: dict[str, str] = {}
     for message in body["messages"]:
         role = message["role"]
-        if role == "system":
+        if role in ("system", "developer"):
             instructions = message["content"]
         elif role == "user":
-            messages.append(UserMessage(content=message["content"]))
+            content = message["content"]
+            if not isinstance(content, str):  # a list of content parts
+                content = "".join(part.get("text", "") for part in content)
+            messages.append(UserMessage(content=content))
         elif role == "assistant":
             parts: list[TextPart | ToolCallPart] = [TextPart(text=message["content"])] if message.get("content") else []
             for call in message.get("tool_calls") or []:
@@ -188,8 +191,8 @@ def decode_openai(body: dict[str, Any]) -> ModelRequest:
     tools = [
         ToolSpec(
             name=t["function"]["name"],
-            description=t["function"]["description"],
-            input_schema=t["function"]["parameters"],
+            description=t["function"].get("description", ""),
+            input_schema=t["function"].get("parameters", {}),
         )
         for t in body.get("tools") or []
     ]
