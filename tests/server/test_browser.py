@@ -1,0 +1,220 @@
+"""The browser chat in real headless Chromium (Debian's `/usr/bin/chromium`, driven by Playwright).
+
+The main test is the regression flow of eve issue #203: a typed `ask_question` override (a
+template picker) is asked, the person picks in the page, the call gets exactly one tool result,
+the turn continues into `note` and completes. `scripts/test.sh` installs chromium when it is
+missing; if it cannot be launched these tests fail, they never skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Literal
+
+import anyio
+import pytest
+from playwright.async_api import Page, async_playwright, expect
+from pydantic import BaseModel, Field
+
+from eve_py import Runtime, define_client_tool, load_agent
+from eve_py.agent import Agent, load_mock_model
+from eve_py.models.messages import ToolMessage
+from eve_py.sessions import SessionRecord
+from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
+from tests.conftest import REPO
+from tests.server.helpers import ALICE, hitl_runtime, serve
+
+pytestmark = pytest.mark.anyio
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 15_000
+
+
+@asynccontextmanager
+async def browser_page(profile: Path) -> AsyncIterator[Page]:
+    """A page in a fresh headless Chromium (its own user-data-dir), never Playwright's own browsers."""
+    assert await anyio.Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium"
+    async with async_playwright() as playwright:
+        context = await playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        try:
+            page = context.pages[0] if context.pages else await context.new_page()
+            yield page
+        finally:
+            await context.close()
+
+
+async def send(page: Page, text: str) -> None:
+    await page.get_by_role("textbox", name="Message").fill(text)
+    await page.get_by_role("button", name="Send", exact=True).click()
+
+
+def results_for(record: SessionRecord, call_id: str) -> list[object]:
+    return [
+        part.output
+        for message in record.messages
+        if isinstance(message, ToolMessage)
+        for part in message.content
+        if part.tool_call_id == call_id
+    ]
+
+
+async def test_eve_203_flow_question_pick_note_completed(hitl_agent: Agent, tmp_path: Path) -> None:
+    runtime = hitl_runtime(hitl_agent)
+    async with serve(runtime, tokens=[ALICE]) as served, browser_page(tmp_path / "profile") as page:
+        await page.goto(served.base + "/")
+        await expect(page.locator("#agent-name")).to_have_text("agent-tools-hitl")
+
+        # The server wants a token: the first send asks for it, then goes through.
+        await send(page, "help me pick a template")
+        await expect(page.get_by_label("This server needs an API token")).to_be_visible()
+        await page.get_by_label("This server needs an API token").fill(ALICE)
+        await page.get_by_role("button", name="Use token").click()
+        await page.get_by_role("button", name="Send", exact=True).click()
+
+        # question: the typed ui picker, rendered as a choice list
+        picker = page.locator("fieldset.request[data-request-id]")
+        await expect(picker.locator("legend")).to_have_text("Which template should the page use?")
+        await expect(picker.locator(".kind")).to_have_text("question · template picker")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
+        choices = picker.locator(".choice")
+        await expect(choices).to_have_count(3)
+        await expect(choices.nth(0)).to_contain_text("Calm, lots of white space")
+
+        # pick
+        await page.get_by_role("checkbox", name="Blue").check()
+        await picker.get_by_role("button", name="Submit").click()
+
+        # note, then completed
+        await expect(page.locator(".msg.assistant")).to_have_text("Recorded your pick: tpl_blue.")
+        await expect(page.locator(".tool")).to_contain_text("note:")
+        await expect(page.locator(".tool")).to_contain_text('"recorded":true')
+        await expect(page.locator("#status")).to_have_attribute("data-status", "completed")
+        await expect(picker.get_by_role("checkbox", name="Blue")).to_be_disabled()
+        await expect(page.locator(".msg.user")).to_have_text("help me pick a template")
+
+        session_id = page.url.split("#session=")[1]
+        request_id = await picker.get_attribute("data-request-id")
+        assert request_id is not None
+
+        # A reload replays the whole conversation from the stream.
+        await page.reload()
+        await expect(page.locator(".msg.assistant")).to_have_text("Recorded your pick: tpl_blue.")
+        await expect(page.locator(".batch.closed")).to_have_count(1)
+        await expect(page.locator("#status")).to_have_attribute("data-status", "completed")
+
+    record = await runtime.store.load(session_id)
+    assert results_for(record, request_id) == [{"pickedIds": ["tpl_blue"]}]  # one result, the picked ids
+
+
+async def test_approval_buttons_and_a_batch_of_two_pickers(hitl_agent: Agent, tmp_path: Path) -> None:
+    async with serve(hitl_runtime(hitl_agent), tokens=()) as served, browser_page(tmp_path / "p") as page:
+        await page.goto(served.base + "/")
+
+        await send(page, "run the guarded echo")
+        approval = page.locator('fieldset.request[data-display="confirmation"]')
+        await expect(approval.locator("legend")).to_have_text("Approve tool call: guarded_echo")
+        await expect(approval.locator("pre")).to_contain_text('"text": "hello"')
+        await approval.get_by_role("button", name="Approve").click()
+        await expect(page.locator(".msg.assistant").last).to_contain_text("guarded-echo-ok-T4Q9")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "completed")
+
+        await send(page, "compare two layouts")
+        batch = page.locator(".batch").last
+        await expect(batch.locator("fieldset.request")).to_have_count(2)
+        send_all = batch.get_by_role("button", name="Send answers")
+        await expect(send_all).to_be_disabled()
+        first, second = batch.locator("fieldset.request").nth(0), batch.locator("fieldset.request").nth(1)
+        await first.get_by_role("checkbox", name="Red").check()
+        await first.get_by_role("button", name="Submit").click()
+        await expect(first.locator(".staged")).to_have_text("✓ ready to send")
+        await second.get_by_role("checkbox", name="Blue").check()
+        await second.get_by_role("button", name="Submit").click()
+        await send_all.click()
+        await expect(page.locator(".msg.assistant").last).to_have_text("First layout: tpl_red; second layout: blue.")
+
+
+def _builtin_question_model(request: MockModelRequest) -> str | MockResponse:
+    text = request.last_user_message or ""
+    done = request.tool_results_since_last_user_message
+    if done:
+        return f"Answer: {done[-1].output}"
+    if "colour" in text:
+        options = [{"id": "red", "label": "Red"}, {"id": "teal", "label": "Teal", "style": "primary"}]
+        return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": "Which colour?", "options": options})])
+    if "name" in text:
+        return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": "What is your name?"})])
+    return MockResponse(tool_calls=[MockToolCall("book_room", {"prompt": "Book a room"})])
+
+
+class Booking(BaseModel):
+    """A flat form: a string, an enum, an integer and a boolean."""
+
+    guest: str = Field(title="Guest name")
+    room: Literal["single", "double", "suite"]
+    nights: int = Field(ge=1, le=14)
+    breakfast: bool = False
+
+
+async def test_select_buttons_text_box_and_generated_form(tmp_path: Path) -> None:
+    book_room = define_client_tool(
+        description="Ask the person for the booking details.",
+        input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+        output_schema=Booking,
+    )
+    runtime = Runtime(Agent.from_definitions({"book_room": book_room}), model=MockModel(_builtin_question_model))
+    async with serve(runtime, tokens=()) as served, browser_page(tmp_path / "p") as page:
+        await page.goto(served.base + "/")
+
+        await send(page, "pick a colour")
+        await page.get_by_role("button", name="Teal").click()
+        await expect(page.locator(".msg.assistant").last).to_have_text(
+            "Answer: {'status': 'answered', 'optionId': 'teal'}"
+        )
+
+        await send(page, "tell me your name")
+        await page.get_by_role("textbox", name="Your answer").fill("Ada")
+        await page.get_by_role("button", name="Answer").click()
+        await expect(page.locator(".msg.assistant").last).to_have_text("Answer: {'status': 'answered', 'text': 'Ada'}")
+
+        await send(page, "book it")
+        form = page.locator('fieldset.request[data-display="form"]')
+        await expect(form.locator("legend")).to_have_text("Book a room")
+        await form.get_by_label("Guest name").fill("Grace")
+        await form.get_by_label("room").select_option(label="suite")
+        await form.get_by_label("nights").fill("3")
+        await form.get_by_label("breakfast").check()
+        await form.get_by_role("button", name="Submit").click()
+        await expect(page.locator(".msg.assistant").last).to_have_text(
+            "Answer: {'guest': 'Grace', 'room': 'suite', 'nights': 3, 'breakfast': True}"
+        )
+
+
+async def test_refund_desk_elicitation_forms(tmp_path: Path) -> None:
+    app = REPO / "fixtures" / "refund-desk"
+    runtime = Runtime(load_agent(app), model=load_mock_model(app))
+    async with serve(runtime, tokens=()) as served, browser_page(tmp_path / "p") as page:
+        await page.goto(served.base + "/")
+        await send(page, "refund ORD-7002, it arrived broken")
+        scope = page.locator('fieldset.request[data-display="form"]').last
+        await expect(scope.locator(".kind")).to_have_text("refund_order needs")
+        await scope.get_by_label("sku").fill("MUG-RED")
+        await scope.get_by_role("button", name="Submit").click()
+        restock = page.locator('fieldset.request[data-display="form"]').nth(1)
+        await restock.get_by_label("restock").check()
+        await restock.get_by_role("button", name="Submit").click()
+        await expect(page.locator(".msg.assistant").last).to_contain_text("Refunded 15.00 on ORD-7002 (restocked)")
