@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -209,7 +210,10 @@ def _console() -> Console:
         from rich.console import Console
     except ImportError:
         raise EvalConfigurationError(_RICH_HINT) from None
-    return Console(highlight=False)
+    console = Console(highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = 120  # logs (CI) are read wide; rich would assume 80 columns
+    return console
 
 
 def _list(cases: list[EvalCase], console: Console | None) -> None:

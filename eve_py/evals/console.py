@@ -69,7 +69,7 @@ class ConsoleReporter:
         line.append(f"  {result.duration_s:.2f} s", style="dim")
         if result.failure is not None:
             line.append(f"  step {result.failure.step} {result.failure.label}", style=_STYLE[result.status])
-        self._progress.console.print(line)
+        self._progress.console.print(line, soft_wrap=True)
         self._progress.update(self._task, advance=1, description=self._describe())
 
     def summary(self, run: EvalRun, *, artifacts: Path | None = None, junit: Path | None = None) -> None:
@@ -97,11 +97,13 @@ class ConsoleReporter:
                 self.console.rule(Text(f"{result.id}: {result.status}", style=_STYLE[result.status]))
                 self.console.print(Text(result.failure.message), soft_wrap=True)
         counts = f"{run.count('passed')} passed, {run.count('failed')} failed, {run.count('errored')} errored"
-        self.console.print(Text(f"{counts} in {run.duration_s:.2f} s", style="green" if run.ok else "bold red"))
+        self.console.print(
+            Text(f"{counts} in {run.duration_s:.2f} s", style="green" if run.ok else "bold red"), soft_wrap=True
+        )
         if artifacts is not None:
-            self.console.print(Text(f"artifacts: {artifacts}", style="dim"))
+            self.console.print(Text(f"artifacts: {artifacts}", style="dim"), soft_wrap=True)
         if junit is not None:
-            self.console.print(Text(f"junit: {junit}", style="dim"))
+            self.console.print(Text(f"junit: {junit}", style="dim"), soft_wrap=True)
 
     def _describe(self) -> str:
         if not self._running:

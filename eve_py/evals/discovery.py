@@ -141,5 +141,7 @@ def _import(package: str, evals_dir: Path, path: Path, problems: list[str], show
         resolved = path.resolve()
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == resolved]
         where = f":{frames[-1].lineno}" if frames else ""
+        if isinstance(exc, SyntaxError) and exc.lineno is not None and Path(exc.filename or "").resolve() == resolved:
+            where = f":{exc.lineno}"
         problems.append(f"{shown}{where}: {type(exc).__name__}: {exc}")
         return None
