@@ -94,6 +94,10 @@ class ProviderHTTP:
                 response = await self.client.send(
                     self.client.build_request("POST", url, headers=request_headers, content=content), stream=True
                 )
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:  # a misconfigured base URL: no retry helps
+                raise ModelConnectionError(
+                    f"Cannot send to {self.provider} at {url!r}: {exc} (check the base URL)", provider=self.provider
+                ) from exc
             except httpx.TransportError as exc:
                 error = ModelConnectionError(
                     f"Could not reach {self.provider} at {url}: {type(exc).__name__}: {self.redact(str(exc))}"

@@ -201,3 +201,14 @@ def test_a_policy_rejects_nonsense(bad: dict[str, float]) -> None:
     make: Callable[..., RetryPolicy] = RetryPolicy
     with pytest.raises(ValueError):
         make(**bad)
+
+
+async def test_a_base_url_without_a_scheme_fails_at_once() -> None:
+    time = FakeTime()
+    bad = ChatCompletionsModel("x/y", base_url="127.0.0.1:8000/v1", retry=policy(time))
+
+    with pytest.raises(ModelConnectionError, match="check the base URL"):
+        await bad.request(request())
+    await bad.aclose()
+
+    assert time.waits == []
