@@ -54,7 +54,8 @@ class _Builder:
 
 
 def collect_tool_calls(events: Sequence[Event], conversation: Sequence[Message] | None = None) -> list[ToolCall]:
-    """Every tool call of one session's events, in the order the model made them.
+    """Every tool call of one session: in the model's order where the conversation is given (the
+    calls of a parked step, and all calls without it, in the order of their events).
 
     Args:
         events: The session's events, oldest first.
@@ -105,17 +106,21 @@ def collect_tool_calls(events: Sequence[Event], conversation: Sequence[Message] 
                 open_client.clear()
 
     in_conversation: dict[str, list[tuple[JsonValue, bool]]] = {}
+    order: dict[str, int] = {}
     if conversation is not None:
         for message in conversation:
             if isinstance(message, AssistantMessage):
                 for call in message.tool_calls:
                     ensure(call.tool_call_id, call.tool_name, call.input)
+                    order.setdefault(call.tool_call_id, len(order))
             elif isinstance(message, ToolMessage):
                 for part in message.content:
                     in_conversation.setdefault(part.tool_call_id, []).append((part.output, part.is_error))
 
     result = []
-    for builder in calls.values():
+    # The model's order where the conversation shows it; the calls of a parked step after them.
+    ranked = sorted(calls.values(), key=lambda builder: order.get(builder.call_id, len(order)))
+    for builder in ranked:
         results: list[tuple[JsonValue, bool]] = builder.executed or in_conversation.get(builder.call_id, [])
         if not results:
             results = [(answer, False) for answer in builder.answered]

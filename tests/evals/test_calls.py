@@ -77,8 +77,12 @@ async def test_an_answered_question_in_a_batch_left_open_by_an_approval_keeps_it
     await session.respond([InputResponse(request_id=question.request_id, option_id="blue")])
     await session.respond([InputResponse(request_id=approval.request_id, option_id="approve")])
 
-    calls = {call.tool_name: call for call in collect_tool_calls(await session.events())}
+    events = await session.events()
+    calls = {call.tool_name: call for call in collect_tool_calls(events)}
 
+    in_model_order = collect_tool_calls(events, session.messages)
+    assert [call.tool_name for call in in_model_order] == ["guarded_echo", "ask_question", "note"]
+    assert list(calls) == ["guarded_echo", "note", "ask_question"]  # events alone: executable calls first
     assert calls["ask_question"].output == {"pickedIds": ["blue"]}
     assert calls["guarded_echo"].output == {"token": "guarded-echo-ok-T4Q9", "echo": "review"}
     assert all(call.result_count == 1 for call in calls.values())
