@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -173,7 +174,7 @@ class Client:
             event_count=data["eventCount"],
         )
 
-    async def stream(self, session_id: str, start_index: int = 0) -> AsyncIterator[Event]:
+    async def stream(self, session_id: str, start_index: int = 0) -> AsyncGenerator[Event, None]:
         """The session's events from `start_index` (negative: from the end), live until the turn settles.
 
         `message.delta` events are yielded as they come but do not count as log entries. When the
@@ -244,13 +245,14 @@ class Client:
         cursor = accepted.start_index
         if cursor is None:
             cursor = (await self.get_session(session_id)).event_count
-        async for event in self.stream(session_id, cursor):
-            if event.type == "message.delta":
-                continue
-            events.append(event)
-            settled = _settled(event, turn_id)
-            if settled is not None:
-                return _turn_result(session_id, turn_id, settled, events)
+        async with aclosing(self.stream(session_id, cursor)) as stream:  # closes the response early
+            async for event in stream:
+                if event.type == "message.delta":
+                    continue
+                events.append(event)
+                settled = _settled(event, turn_id)
+                if settled is not None:
+                    return _turn_result(session_id, turn_id, settled, events)
         # The stream ended without a settling event: an answer that left requests open, or a
         # turn whose worker stopped (the server no longer follows it).
         session = await self.get_session(session_id)

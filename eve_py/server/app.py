@@ -44,7 +44,7 @@ from eve_py.harness.runtime import Runtime
 from eve_py.server.auth import Authenticator, tokens_from_env
 from eve_py.server.hub import WAKE, Hub
 from eve_py.server.owners import OwnerStore, owners_for
-from eve_py.server.turns import TurnRunner, TurnWork
+from eve_py.server.turns import IndexingStore, TurnRunner, TurnWork
 from eve_py.server.wire import (
     CancelBody,
     CreateSessionBody,
@@ -55,6 +55,7 @@ from eve_py.server.wire import (
     parse_body,
 )
 from eve_py.sessions.record import SessionRecord
+from eve_py.sessions.store import SessionStore
 
 __all__ = ("API_PREFIX", "STATIC_DIR", "STREAM_VERSION", "create_app")
 
@@ -102,7 +103,7 @@ def create_app(
     api = _Api(
         runtime,
         Authenticator(tokens_from_env() if tokens is None else tokens),
-        owners if owners is not None else owners_for(runtime.store),
+        owners if owners is not None else owners_for(_unwrapped(runtime.store)),
         max_body_bytes=max_body_bytes,
         recheck_s=recheck_s,
     )
@@ -235,30 +236,16 @@ class _Api:
 
     async def _start(self, session_id: str, work: TurnWork) -> dict[str, Any]:
         """Start work in the background; the accepted payload with `turnId` and `startIndex`."""
-        before = (await self.runtime.store.load(session_id)).event_count
-        first = await self.runner.start(session_id, work)
+        started = await self.runner.start(await self.runtime.get_session(session_id), work)
         payload: dict[str, Any] = {"ok": True, "sessionId": session_id, "status": "accepted"}
-        if not first:
-            payload["startIndex"] = before
-            return payload
-        payload["startIndex"] = await self._index_of(session_id, before, first)
-        for event in first:
+        if started.start_index is not None:
+            payload["startIndex"] = started.start_index
+        for event in started.events:
             turn_id = event.data.get("turnId")
             if isinstance(turn_id, str):
                 payload["turnId"] = turn_id
                 break
         return payload
-
-    async def _index_of(self, session_id: str, before: int, first: list[Event]) -> int:
-        """The log index of `first[0]`: `before`, unless another writer got in between."""
-        wanted = first[0].meta.id
-        head = await self.runtime.store.read_events(session_id, before, before + 1)
-        if head and head[0].meta.id == wanted:
-            return before
-        for offset, event in enumerate(await self.runtime.store.read_events(session_id, before)):
-            if event.meta.id == wanted:
-                return before + offset
-        return before
 
     def _settled(self, record: SessionRecord) -> bool:
         """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""
@@ -369,12 +356,17 @@ class _Api:
                         cursor += len(events)
                         deltas.saw(events)
                         yield b"".join(_line(event) for event in events)
+                    read = False
+                    if self.runner.busy(session_id):
+                        continue  # work runs here: its every commit, and its end, wake this reader
+                    if events and _ends_turn(events[-1]):
+                        return  # nothing runs here and the log's last event settled the turn
                     record = await self.runtime.store.load(session_id)
                     if cursor < record.event_count:
-                        continue  # committed between the two reads
+                        read = True  # committed between the two reads
+                        continue
                     if self._settled(record):
                         return
-                    read = False
                 item = await subscriber.get(self.recheck_s)
                 if item is None or item is WAKE:
                     read = True
@@ -382,6 +374,17 @@ class _Api:
                     yield _line(item)
         finally:
             self.hub.unsubscribe(subscriber)
+
+
+def _unwrapped(store: SessionStore) -> SessionStore:
+    return store.inner if isinstance(store, IndexingStore) else store
+
+
+def _ends_turn(event: Event) -> bool:
+    """Whether the event is the last one of a settled turn (parked, completed, failed, cancelled)."""
+    if event.type == "turn.completed":
+        return event.data.get("status") == "completed"
+    return event.type in ("session.waiting", "turn.failed", "turn.cancelled")
 
 
 def _too_large(limit: int) -> EveError:

@@ -13,7 +13,7 @@ import hmac
 import os
 from collections.abc import Iterable, Mapping
 
-__all__ = ("ANONYMOUS", "TOKEN_ENV", "Authenticator", "principal_for", "tokens_from_env")
+__all__ = ("ANONYMOUS", "Authenticator", "TOKEN_ENV", "principal_for", "tokens_from_env")
 
 TOKEN_ENV = "EVE_API_TOKEN"
 """The environment variable holding the API token(s)."""

@@ -25,7 +25,7 @@ import anyio
 
 from eve_py.harness.events import Event
 
-__all__ = ("WAKE", "Hub", "Subscriber", "Wake")
+__all__ = ("Hub", "Subscriber", "WAKE", "Wake")
 
 
 class Wake:

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -29,8 +30,10 @@ from eve_py.harness.events import Event
 from eve_py.harness.loop import EventListener
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.server.hub import Hub
+from eve_py.sessions.record import SessionRecord
+from eve_py.sessions.store import SessionStore
 
-__all__ = ("TurnRunner", "TurnWork")
+__all__ = ("IndexingStore", "Started", "TurnRunner", "TurnWork")
 
 _log = logging.getLogger("eve_py.server")
 
@@ -38,20 +41,74 @@ TurnWork = Callable[[Session], Awaitable[object]]
 """What a request asks the runner to do with the session, e.g. `lambda s: s.send(text)`."""
 
 
+@dataclass(frozen=True)
+class Started:
+    """What a request's work committed first: the events, and the log index of the first one."""
+
+    events: list[Event]
+    start_index: int | None
+    """None when the work committed nothing."""
+
+
 @dataclass
 class _Work:
     """The task running one request's work; `report` tells the request it was accepted."""
 
     session_id: str
-    task_status: TaskStatus[list[Event]] | None = None
+    task_status: TaskStatus[Started] | None = None
+    first_index: int | None = None
+    """The log index of the first event the work committed (noted by `IndexingStore`)."""
 
     def report(self, events: Sequence[Event]) -> None:
         if self.task_status is not None:
             status, self.task_status = self.task_status, None
-            status.started(list(events))
+            status.started(Started(list(events), self.first_index if events else None))
 
 
 _current: ContextVar[_Work | None] = ContextVar("eve_py_server_work", default=None)
+
+
+class IndexingStore:
+    """Wraps the runtime's store to note where the running work's first events land in the log.
+
+    Everything else is passed through unchanged (attributes such as `path` too).
+    """
+
+    def __init__(self, inner: SessionStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    @staticmethod
+    def _note(first: int, events: Sequence[Event]) -> None:
+        work = _current.get()
+        if work is not None and work.first_index is None and events:
+            work.first_index = first
+
+    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        """See `SessionStore.create`."""
+        stored = await self.inner.create(record, events)
+        self._note(0, events)
+        return stored
+
+    async def load(self, session_id: str) -> SessionRecord:
+        """See `SessionStore.load`."""
+        return await self.inner.load(session_id)
+
+    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        """See `SessionStore.commit`."""
+        stored = await self.inner.commit(record, events)
+        self._note(record.event_count, events)
+        return stored
+
+    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
+        """See `SessionStore.read_events`."""
+        return await self.inner.read_events(session_id, start, stop)
+
+    async def aclose(self) -> None:
+        """See `SessionStore.aclose`."""
+        await self.inner.aclose()
 
 
 class TurnRunner:
@@ -68,6 +125,8 @@ class TurnRunner:
         self.hub = hub
         self._previous: EventListener | None = runtime.on_event
         runtime.on_event = self._listen
+        if not isinstance(runtime.store, IndexingStore):
+            runtime.store = IndexingStore(runtime.store)
         self._busy: dict[str, int] = {}
         self._group: TaskGroup | None = None
         self._running = 0
@@ -111,11 +170,11 @@ class TurnRunner:
         finally:
             _current.reset(token)
 
-    async def start(self, session_id: str, work: TurnWork) -> list[Event]:
-        """Run `work` in the background; return once it committed its first batch of events.
+    async def start(self, session: Session, work: TurnWork) -> Started:
+        """Run `work` on the session in the background; return once it committed its first batch.
 
         Returns:
-            The first committed batch ([] if the work committed nothing).
+            The first committed batch and its index in the log (none if the work committed nothing).
 
         Raises:
             EveError: Whatever the work raised before its first commit (nothing was written).
@@ -126,8 +185,8 @@ class TurnRunner:
             raise ApiError(
                 "The server is not accepting work (it is starting or shutting down).", status=503, code="unavailable"
             )
-        first: list[Event] = await group.start(self._run, session_id, work)
-        return first
+        started: Started = await group.start(self._run, session, work)
+        return started
 
     async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
         """Cancel the session's running turn in this process, if it has one (and it is `turn_id`)."""
@@ -139,13 +198,13 @@ class TurnRunner:
             return False
         return await session.cancel()
 
-    async def _run(self, session_id: str, work: TurnWork, *, task_status: TaskStatus[list[Event]]) -> None:
+    async def _run(self, session: Session, work: TurnWork, *, task_status: TaskStatus[Started]) -> None:
+        session_id = session.id
         current = _Work(session_id, task_status)
         _current.set(current)  # this task's own context
         self._busy[session_id] = self._busy.get(session_id, 0) + 1
         self._running += 1
         try:
-            session = await self.runtime.get_session(session_id)
             await work(session)
         except Exception:
             if current.task_status is not None:

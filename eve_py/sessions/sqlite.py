@@ -148,12 +148,12 @@ class SQLiteSessionStore:
         """See `SessionStore.read_events`."""
 
         def read(db: sqlite3.Connection) -> list[str]:
-            if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
-                raise SessionNotFoundError(session_id)
             rows = db.execute(
                 "SELECT event FROM events WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
                 (session_id, start, stop if stop is not None else 2**62),
             ).fetchall()
+            if not rows and db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+                raise SessionNotFoundError(session_id)  # (checked only when nothing was found)
             return [str(row[0]) for row in rows]
 
         return [Event.model_validate_json(raw) for raw in await self._run(read)]
