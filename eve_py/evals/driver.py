@@ -24,6 +24,7 @@ from eve_py.evals.matching import Expected, describe, matches, render_json
 from eve_py.harness.events import Event, EventType
 from eve_py.harness.loop import TurnResult, TurnStatus
 from eve_py.models.messages import Message
+from eve_py.parking.answers import pick_field
 from eve_py.parking.requests import Display, InputRequest, InputResponse
 
 __all__ = ("EvalDriver", "Turn", "option_answer")
@@ -536,37 +537,12 @@ def option_answer(request: InputRequest, option_id: str, *, text: str | None = N
         )
     if option_id not in offered and not request.allow_freeform:
         return None
-    picker = _picker_property(request)
-    if picker is not None:
-        prop, many = picker
-        value: JsonValue = {prop: [option_id] if many else option_id}
-        return InputResponse(request_id=request.request_id, value=value)
-    if request.response_schema is not None:
-        return None
+    if request.response_schema is not None and pick_field(request) is None:
+        return None  # a schema an option id cannot answer
     if option_id in offered:
+        # For a typed picker the runtime turns the option id into the schema's value.
         return InputResponse(request_id=request.request_id, option_id=option_id, text=text)
     return InputResponse(request_id=request.request_id, text=option_id)
-
-
-def _picker_property(request: InputRequest) -> tuple[str, bool] | None:
-    """For a request with options and an object schema with exactly one required property that is
-    a string or an array of strings: (that property, whether it is an array)."""
-    schema = request.response_schema
-    if not request.options or not isinstance(schema, dict) or schema.get("type") != "object":
-        return None
-    required = schema.get("required")
-    properties = schema.get("properties")
-    if not isinstance(required, list) or len(required) != 1 or not isinstance(properties, dict):
-        return None
-    spec = properties.get(required[0])
-    if not isinstance(spec, dict):
-        return None
-    if spec.get("type") == "string":
-        return str(required[0]), False
-    items = spec.get("items")
-    if spec.get("type") == "array" and isinstance(items, dict) and items.get("type") == "string":
-        return str(required[0]), True
-    return None
 
 
 def _text_has(text: str, expected: str | re.Pattern[str]) -> bool:

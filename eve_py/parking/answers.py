@@ -37,6 +37,7 @@ __all__ = (
     "denied_output",
     "elicitation_outcome",
     "match_option",
+    "pick_field",
 )
 
 DENIED_MESSAGE = "Tool execution was denied."
@@ -64,7 +65,7 @@ def _invalid(request: InputRequest, message: str) -> InvalidAnswerError:
     )
 
 
-def _pick_field(request: InputRequest) -> tuple[str, bool] | None:
+def pick_field(request: InputRequest) -> tuple[str, bool] | None:
     """For a select with a schema holding exactly one required string (or string-array) field: that
     field's name and whether it is an array. An option id answers such a request."""
     schema = request.response_schema
@@ -102,7 +103,7 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
 
     if request.response_schema is not None:
         value = response.value
-        picks = _pick_field(request)
+        picks = pick_field(request)
         if value is None and option_id is not None and picks is not None:
             # A select client (eve's own sends only optionId) picked an option: that is the value.
             field, many = picks

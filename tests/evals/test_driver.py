@@ -78,7 +78,10 @@ async def test_respond_all_answers_a_typed_picker_with_a_value_holding_the_optio
 
     [resolved] = [event for event in driver.events if event.type == "input.resolved"]
     [question] = driver.tool_calls("ask_question")
-    assert resolved.data["responses"] == [{"requestId": question.call_id, "value": {"pickedIds": ["tpl_red"]}}]
+    # The driver sends the option id; the runtime turns it into the picker's value.
+    assert resolved.data["responses"] == [
+        {"requestId": question.call_id, "optionId": "tpl_red", "value": {"pickedIds": ["tpl_red"]}}
+    ]
     driver.message_includes("tpl_red")
 
 
@@ -190,20 +193,22 @@ def _request(
     )
 
 
-def test_option_answer_fills_a_picker_schema_whose_single_required_property_is_a_string_array() -> None:
+def test_option_answer_sends_the_option_id_to_a_picker_schema_whose_single_required_property_is_a_string_array() -> (
+    None
+):
     schema = {
         "type": "object",
         "properties": {"pickedIds": {"type": "array", "items": {"type": "string"}}},
         "required": ["pickedIds"],
     }
     answer = option_answer(_request(options=["red", "blue"], schema=schema), "blue")
-    assert answer is not None and answer.value == {"pickedIds": ["blue"]} and answer.option_id is None
+    assert answer is not None and answer.option_id == "blue" and answer.value is None
 
 
-def test_option_answer_fills_a_picker_schema_whose_single_required_property_is_a_string() -> None:
+def test_option_answer_sends_the_option_id_to_a_picker_schema_whose_single_required_property_is_a_string() -> None:
     schema = {"type": "object", "properties": {"choice": {"type": "string"}}, "required": ["choice"]}
     answer = option_answer(_request(options=["red", "blue"], schema=schema), "red")
-    assert answer is not None and answer.value == {"choice": "red"}
+    assert answer is not None and answer.option_id == "red" and answer.value is None
 
 
 def test_option_answer_sends_option_id_to_a_plain_select_and_text_to_a_freeform_one() -> None:
