@@ -19,8 +19,11 @@ request), then drives it with `eve_py.client.Client` on one shared httpx connect
    {pickedIds: ["tpl_blue"]}}]}` (timed until the `202`), then the stream until the turn
    completes (the `note` tool runs, the model answers).
 
-Four HTTP requests per session. Any error (a non-2xx answer, a broken stream, a turn that does
-not end as expected) is counted, and the run exits with status 1 if there was one.
+Four HTTP requests per session. Five sessions, one at a time, warm the server up first. The
+whole thing runs `--rounds` times (default 2) on the same server with new clients: the first
+round also pays one-off costs (worker threads, allocator arenas); the second shows what N more
+sessions cost. Any error (a non-2xx answer, a broken stream, a turn that does not end as
+expected) is counted, and the run exits with status 1 if there was one.
 """
 
 from __future__ import annotations
@@ -51,8 +54,9 @@ EXPECTED = "Recorded your pick: tpl_blue."
 
 @dataclass(frozen=True, kw_only=True)
 class Result:
-    """One run's numbers."""
+    """One round's numbers."""
 
+    round: int
     sessions: int
     requests: int
     errors: int
@@ -67,9 +71,9 @@ class Result:
     park_p99_ms: float
     complete_p50_ms: float
     complete_p99_ms: float
-    server_rss_start_mib: float
+    server_rss_before_mib: float
     server_rss_parked_mib: float
-    server_rss_end_mib: float
+    server_rss_after_mib: float
     server_hwm_mib: float
 
 
@@ -107,12 +111,13 @@ async def _start_server(store: Path) -> tuple[Process, str]:
     raise RuntimeError(f"eve-py serve did not start: {seen!r}")
 
 
-async def run(sessions: int) -> Result:
-    """Start the server, run the benchmark, stop the server."""
+async def run(sessions: int, rounds: int) -> list[Result]:
+    """Start the server, run the rounds, stop the server."""
     with tempfile.TemporaryDirectory(prefix="eve-server-load-") as folder:
         process, url = await _start_server(Path(folder) / "sessions.db")
         try:
-            return await _drive(process, url, sessions)
+            await _warm_up(url)
+            return [await _round(process, url, sessions, number) for number in range(1, rounds + 1)]
         finally:
             process.terminate()
             with anyio.fail_after(30):
@@ -120,25 +125,29 @@ async def run(sessions: int) -> Result:
             await process.aclose()
 
 
-async def _drive(process: Process, url: str, sessions: int) -> Result:
+async def _warm_up(url: str) -> None:
+    """A few sessions one at a time: imports, validators, the database file."""
+    async with Client(url, token=TOKEN, timeout_s=60.0) as client:
+        for _ in range(5):
+            warm = await client.result(await client.create_session(MESSAGE), timeout_s=30)
+            request_id = warm.input_requests[0].request_id
+            await client.result(await client.respond(warm.session_id, [{"requestId": request_id, "value": ANSWER}]))
+
+
+async def _round(process: Process, url: str, sessions: int, number: int) -> Result:
+    """N sessions park at once, then all N are answered at once."""
     errors: list[str] = []
     requests = 0
     parked: dict[int, tuple[str, str]] = {}
     park_ms: list[float] = []
     post_ms: list[float] = []
     complete_ms: list[float] = []
+    rss_before, _ = _memory_mib(process.pid)
 
     # One client (and connection pool) per session, like N independent frontends: httpx's pool
     # scans all its connections for every request, which would make one shared pool the bottleneck.
     clients = [Client(url, token=TOKEN, timeout_s=60.0) for _ in range(sessions)]
-    client = clients[0]
     try:
-        # Warm-up: imports, validators, the database file, the thread pool.
-        for _ in range(5):
-            warm = await client.result(await client.create_session(MESSAGE), timeout_s=30)
-            request_id = warm.input_requests[0].request_id
-            await client.result(await client.respond(warm.session_id, [{"requestId": request_id, "value": ANSWER}]))
-        rss_start, _ = _memory_mib(process.pid)
 
         async def park(index: int) -> None:
             nonlocal requests
@@ -185,7 +194,7 @@ async def _drive(process: Process, url: str, sessions: int) -> Result:
                 group.start_soon(answer, index)
         answer_s = time.perf_counter() - middle
         total_s = time.perf_counter() - begin
-        rss_end, hwm = _memory_mib(process.pid)
+        rss_after, hwm = _memory_mib(process.pid)
     finally:
         for each in clients:
             await each.aclose()
@@ -193,6 +202,7 @@ async def _drive(process: Process, url: str, sessions: int) -> Result:
     for error in errors[:20]:
         print(f"error: {error}", file=sys.stderr)
     return Result(
+        round=number,
         sessions=sessions,
         requests=requests,
         errors=len(errors),
@@ -207,9 +217,9 @@ async def _drive(process: Process, url: str, sessions: int) -> Result:
         park_p99_ms=round(_percentile(park_ms, 0.99), 2),
         complete_p50_ms=round(statistics.median(complete_ms), 2) if complete_ms else float("nan"),
         complete_p99_ms=round(_percentile(complete_ms, 0.99), 2),
-        server_rss_start_mib=round(rss_start, 1),
+        server_rss_before_mib=round(rss_before, 1),
         server_rss_parked_mib=round(rss_parked, 1),
-        server_rss_end_mib=round(rss_end, 1),
+        server_rss_after_mib=round(rss_after, 1),
         server_hwm_mib=round(hwm, 1),
     )
 
@@ -218,33 +228,28 @@ def main() -> int:
     """Parse arguments, run, print; exit 1 if any request failed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sessions", type=int, default=200, help="concurrent sessions (default 200)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of N sessions, one after another (default 2)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
-    result = anyio.run(run, args.sessions)
+    results = anyio.run(run, args.sessions, args.rounds)
     if args.json:
-        print(json.dumps(asdict(result), indent=2))
-    else:
-        print(f"{result.sessions} concurrent sessions, {result.requests} HTTP requests in {result.total_s:.2f} s")
+        print(json.dumps([asdict(result) for result in results], indent=2))
+        return 1 if any(result.errors for result in results) else 0
+    for r in results:
+        print(f"round {r.round}: {r.sessions} concurrent sessions, {r.requests} HTTP requests in {r.total_s:.2f} s")
+        print(f"  requests/s: {r.requests_per_s:.1f}  (park phase {r.park_s:.2f} s, answer phase {r.answer_s:.2f} s)")
         print(
-            f"  requests/s: {result.requests_per_s:.1f}  (park phase {result.park_s:.2f} s, answer phase "
-            f"{result.answer_s:.2f} s)"
+            f"  POST inputResponses latency: p50 {r.answer_post_p50_ms:.1f} ms, "
+            f"p99 {r.answer_post_p99_ms:.1f} ms, max {r.answer_post_max_ms:.1f} ms"
         )
+        print(f"  create + stream until parked: p50 {r.park_p50_ms:.1f} ms, p99 {r.park_p99_ms:.1f} ms")
+        print(f"  answer + stream until completed: p50 {r.complete_p50_ms:.1f} ms, p99 {r.complete_p99_ms:.1f} ms")
         print(
-            f"  POST inputResponses latency: p50 {result.answer_post_p50_ms:.1f} ms, "
-            f"p99 {result.answer_post_p99_ms:.1f} ms, max {result.answer_post_max_ms:.1f} ms"
+            f"  server RSS: {r.server_rss_before_mib:.1f} MiB before, {r.server_rss_parked_mib:.1f} MiB with all "
+            f"parked, {r.server_rss_after_mib:.1f} MiB after (peak {r.server_hwm_mib:.1f} MiB)"
         )
-        print(f"  create + stream until parked: p50 {result.park_p50_ms:.1f} ms, p99 {result.park_p99_ms:.1f} ms")
-        print(
-            f"  answer + stream until completed: p50 {result.complete_p50_ms:.1f} ms, "
-            f"p99 {result.complete_p99_ms:.1f} ms"
-        )
-        print(
-            f"  server RSS: {result.server_rss_start_mib:.1f} MiB after warm-up, "
-            f"{result.server_rss_parked_mib:.1f} MiB with all parked, {result.server_rss_end_mib:.1f} MiB at the end "
-            f"(peak {result.server_hwm_mib:.1f} MiB)"
-        )
-        print(f"  errors: {result.errors}")
-    return 1 if result.errors else 0
+        print(f"  errors: {r.errors}")
+    return 1 if any(result.errors for result in results) else 0
 
 
 if __name__ == "__main__":
