@@ -85,7 +85,8 @@ def create_app(
 
     Args:
         runtime: The runtime; the app installs its own `on_event` listener (calling any listener
-            the runtime had).
+            the runtime had) and wraps `runtime.store` to learn where each request's events land
+            in the log.
         tokens: Accepted bearer tokens, one principal each; None reads `EVE_API_TOKEN`
             (comma-separated). Empty: no authentication, so listen on loopback only.
         owners: Where session ownership is kept; defaults to a table in the SQLite store's file,
