@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Self
 
 import httpx
 
@@ -17,7 +19,7 @@ from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import ModelConnectionError, ModelError, ModelHTTPError
 from eve_py.models.retry import RetryPolicy, retry_after_seconds
 
-__all__ = ("DEFAULT_TIMEOUT", "ProviderHTTP", "decode_object")
+__all__ = ("DEFAULT_TIMEOUT", "HTTPModel", "ProviderHTTP", "decode_object")
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
 """Seconds: to connect, of silence while reading (between chunks), to send, to get a pooled connection."""
@@ -179,3 +181,27 @@ def decode_object(raw: bytes | str, *, provider: str, what: str) -> JsonObject:
     if not isinstance(data, dict):
         raise ModelError(f"{provider} sent {what} that is not a JSON object: {str(raw)[:200]}")
     return data
+
+
+class HTTPModel:
+    """What the HTTP models share: their label and the lifetime of the HTTP client they made."""
+
+    _name: str
+    _http: ProviderHTTP
+
+    @property
+    def name(self) -> str:
+        """The model's label, e.g. `"anthropic/claude-sonnet-4.6"` or `"anthropic:claude-sonnet-4-6"`."""
+        return self._name
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model created it."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

@@ -32,14 +32,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import ModelConnectionError, ModelError
-from eve_py.models._http import ProviderHTTP
+from eve_py.models._http import HTTPModel, ProviderHTTP
 from eve_py.models._shared import dumps, output_text, parse_arguments, wire_call_id
 from eve_py.models._sse import is_event_stream, sse_events
 from eve_py.models.base import DeltaListener, ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ToolSpec
@@ -103,7 +102,7 @@ class _Pending:
     partial_json: list[str] = field(default_factory=list)
 
 
-class AnthropicModel:
+class AnthropicModel(HTTPModel):
     """A Claude model through the Anthropic Messages API.
 
     Args:
@@ -155,25 +154,8 @@ class AnthropicModel:
             key_hint=key_hint,
         )
 
-    @property
-    def name(self) -> str:
-        """The model's label, e.g. `"anthropic:claude-sonnet-4-6"`."""
-        return self._name
-
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r}, url={self.url!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model created it."""
-        await self._http.aclose()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     def build_body(self, request: ModelRequest, *, stream: bool) -> JsonObject:
         """The JSON body sent for `request`."""

@@ -35,14 +35,13 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import ModelConnectionError, ModelError
-from eve_py.models._http import ProviderHTTP
+from eve_py.models._http import HTTPModel, ProviderHTTP
 from eve_py.models._shared import dumps, output_text, parse_arguments, wire_call_id
 from eve_py.models._sse import is_event_stream, sse_events
 from eve_py.models.base import DeltaListener, ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ToolSpec
@@ -102,7 +101,7 @@ class _PendingCall:
     arguments: list[str] = field(default_factory=list)
 
 
-class ChatCompletionsModel:
+class ChatCompletionsModel(HTTPModel):
     """A model behind an OpenAI-compatible `POST /chat/completions` endpoint.
 
     Args:
@@ -155,25 +154,8 @@ class ChatCompletionsModel:
             key_hint=key_hint,
         )
 
-    @property
-    def name(self) -> str:
-        """The model's label, e.g. `"anthropic/claude-sonnet-4.6"` or `"openai:gpt-5"`."""
-        return self._name
-
     def __repr__(self) -> str:
         return f"ChatCompletionsModel({self.model!r}, provider={self.provider!r}, url={self.url!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model created it."""
-        await self._http.aclose()
-
-    async def __aenter__(self) -> ChatCompletionsModel:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     def build_body(self, request: ModelRequest, *, stream: bool) -> JsonObject:
         """The JSON body sent for `request`."""
