@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
-__all__ = ("WireModel",)
+__all__ = ("WireModel", "describe_validation_error")
 
 
 class WireModel(BaseModel):
@@ -22,3 +22,10 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """Return the JSON form: camelCase keys, unset optional fields left out."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def describe_validation_error(exc: ValidationError, *, root: str = "(root)") -> str:
+    """Every problem pydantic found, as `where: what; where: what` (`root` names the top level)."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or root}: {error['msg']}" for error in exc.errors()
+    )

@@ -30,6 +30,7 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
+from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent, load_agent, load_mock_model
 from eve_py.cli.evals import add_eval_command, run_eval_command
 from eve_py.cli.prompts import ask_request
@@ -214,11 +215,9 @@ def _load_answers(path: Path | None) -> list[dict[str, Any]]:
         try:
             InputResponse.model_validate({"requestId": "-", **answer})
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"])
             raise UsageError(
                 f"answers file {str(path)!r}, answer {index}: not an input response "
-                f"(keys: requestId?, optionId, text, value, action): {where}: {error['msg']}"
+                f"(keys: requestId?, optionId, text, value, action): {describe_validation_error(exc)}"
             ) from exc
     return answers
 

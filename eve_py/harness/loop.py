@@ -31,6 +31,7 @@ import jsonschema
 import pydantic
 
 from eve_py._json import JsonValue, to_json_value
+from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
 from eve_py.authoring.context import ApprovalContext, ToolContext
@@ -231,7 +232,7 @@ class TurnDriver:
             content += [ToolCallPart(tool_call_id=c.id, tool_name=c.name, input=c.input) for c in response.tool_calls]
             unparsed = {c.id: c.input_error for c in response.tool_calls if c.input_error is not None}
         except pydantic.ValidationError as exc:
-            message = f"The model returned a response that is not valid JSON data: {_short_validation(exc)}"
+            message = f"The model returned a response that is not valid JSON data: {describe_validation_error(exc)}"
             return record, await self._fail(record, events, "MODEL_ERROR", message)
         assistant = AssistantMessage(content=content)
         turn = turn.model_copy(update={"steps": step_index + 1})
@@ -422,7 +423,7 @@ class TurnDriver:
                 jsonschema.validate(output, tool.output_schema)
             model_output = output if tool.to_model_output is None else to_json_value(tool.to_model_output(output))
         except pydantic.ValidationError as exc:
-            output = model_output = f"Invalid input for tool {tool.name!r}: {_short_validation(exc)}"
+            output = model_output = f"Invalid input for tool {tool.name!r}: {describe_validation_error(exc)}"
             is_error = True
         except jsonschema.ValidationError as exc:
             output = model_output = f"Tool {tool.name!r} returned output that fails its output schema: {exc.message}"
@@ -627,7 +628,3 @@ def _input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
         f"Invalid input for tool {tool.name!r} at {where}: {error.message}. "
         "Call it again with input matching its schema."
     )
-
-
-def _short_validation(exc: pydantic.ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors())

@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
+from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent
 from eve_py.errors import (
     InputResponseError,
@@ -378,11 +379,9 @@ def _as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:
         return InputResponse.model_validate(raw)
     except ValidationError as exc:
         request_id = raw.get("requestId", raw.get("request_id", "")) if isinstance(raw, Mapping) else ""
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or '(root)'}: {error['msg']}" for error in exc.errors()
-        )
         raise InvalidAnswerError(
-            f"Malformed input response ({problems}); expected {{requestId, optionId?, text?, value?, action?}}",
+            f"Malformed input response ({describe_validation_error(exc)}); "
+            "expected {requestId, optionId?, text?, value?, action?}",
             request_id=str(request_id),
         ) from exc
 

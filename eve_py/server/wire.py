@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field, ValidationError, model_validator
 
-from eve_py._wire import WireModel
+from eve_py._wire import WireModel, describe_validation_error
 from eve_py.errors import (
     ApiError,
     EveError,
@@ -93,10 +93,7 @@ def parse_body(model: type[_M], raw: Any) -> _M:
     try:
         return model.model_validate({} if raw is None else raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or '(body)'}: {error['msg']}" for error in exc.errors()
-        )
-        raise bad_request(f"Invalid request body: {problems}") from exc
+        raise bad_request(f"Invalid request body: {describe_validation_error(exc, root='(body)')}") from exc
 
 
 def error_status(exc: EveError) -> tuple[int, str]:
