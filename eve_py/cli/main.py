@@ -193,6 +193,7 @@ async def _chat(args: argparse.Namespace) -> int:
         _print("")
         return 0
     finally:
+        await runtime.aclose()
         await store.aclose()
 
 
@@ -271,6 +272,7 @@ async def _run(args: argparse.Namespace) -> int:
         _print(f"error: {type(exc).__name__}: {exc}", err=True)
         return 1
     finally:
+        await runtime.aclose()
         await store.aclose()
 
 

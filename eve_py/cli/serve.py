@@ -27,6 +27,7 @@ from eve_py.errors import UsageError
 from eve_py.harness.runtime import Runtime
 from eve_py.models.base import Model
 from eve_py.sessions.sqlite import SQLiteSessionStore
+from eve_py.sessions.store import SessionStore
 
 __all__ = ("add_serve_parser", "is_loopback", "serve")
 
@@ -70,6 +71,12 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+async def _close(runtime: Runtime | None, store: SessionStore) -> None:
+    if runtime is not None:
+        await runtime.aclose()
+    await store.aclose()
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -95,9 +102,11 @@ def serve(args: argparse.Namespace) -> int:
         )
 
     agent = load_agent(args.app_dir)
-    model: Model | str | None = load_mock_model(args.app_dir) if args.model == "mock" else args.model or agent.model
+    # None lets Runtime apply EVE_MODEL, then the agent's own model.
+    model: Model | str | None = load_mock_model(args.app_dir) if args.model == "mock" else args.model
     store_path = args.store or args.app_dir / ".eve" / "sessions.db"
     store = SQLiteSessionStore(store_path)
+    runtime: Runtime | None = None
     try:
         runtime = Runtime(agent, model=model, store=store)
         app = create_app(runtime, tokens=tokens)
@@ -134,5 +143,5 @@ def serve(args: argparse.Namespace) -> int:
             sock.close()
         print("eve-py serve: stopped; parked sessions stay parked in the store", file=sys.stderr, flush=True)
     finally:
-        anyio.run(store.aclose)  # the server's event loop has ended
+        anyio.run(_close, runtime, store)  # the server's event loop has ended
     return 0

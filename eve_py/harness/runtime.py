@@ -78,6 +78,7 @@ class Runtime:
         self.agent = agent
         spec = choose_model_spec(model, agent.model)  # explicit > EVE_MODEL > define_agent(model=...)
         self._model: Model | None = resolve_model(spec, app_dir=agent.app_dir) if spec is not None else None
+        self._owns_model = isinstance(spec, str)
         self.store: SessionStore = store if store is not None else MemorySessionStore()
         self.max_steps = max_steps if max_steps is not None else agent.max_steps
         self.on_event = on_event
@@ -94,6 +95,15 @@ class Runtime:
         if self._model is None:
             return resolve_model(None)
         return self._model
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client if this runtime built the model from a string.
+
+        A `Model` instance you passed is yours to close; the store is never closed here.
+        """
+        close = getattr(self._model, "aclose", None) if self._owns_model else None
+        if close is not None:
+            await close()
 
     async def create_session(self, session_id: str | None = None) -> Session:
         """Create and store a new, idle session (emits `session.started`).

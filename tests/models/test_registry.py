@@ -221,3 +221,25 @@ def test_cli_run_against_a_local_provider_parks_and_completes_with_an_answers_fi
     out = capsys.readouterr().out
     assert code == 0, out
     assert "agent > Recorded your pick: tpl_green." in out
+
+
+@pytest.mark.anyio
+async def test_a_runtime_closes_the_model_it_built_from_a_string_but_not_one_it_was_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AI_GATEWAY_API_KEY", "test-key")
+    built = Runtime(Agent.from_definitions({}), model="openai/gpt-5")
+    assert isinstance(built.model, ChatCompletionsModel)
+    closed: list[str] = []
+
+    async def record_close() -> None:
+        closed.append("closed")
+
+    monkeypatch.setattr(built.model, "aclose", record_close)
+    await built.aclose()
+    assert closed == ["closed"]
+
+    given = ChatCompletionsModel("openai/gpt-5", api_key="k")
+    monkeypatch.setattr(given, "aclose", record_close)
+    await Runtime(Agent.from_definitions({}), model=given).aclose()
+    assert closed == ["closed"]
