@@ -13,6 +13,7 @@ EveError
 │   ├── SessionStateError       the session is not in a state that allows the operation
 │   │   └── SessionNotWaitingError  respond() on a session that has no open input request
 │   ├── SessionConflictError    another writer changed the session first (lost a race)
+│   ├── InvalidMessageError     send() got a message with no text (providers reject blank text)
 │   └── InputResponseError      an answer was rejected; the session stays parked, unchanged
 │       ├── UnknownRequestError         requestId not in the parked batch
 │       ├── RequestAlreadyAnsweredError requestId answered before (or twice in one call);
@@ -53,6 +54,7 @@ __all__ = (
     "EveError",
     "InputResponseError",
     "InvalidAnswerError",
+    "InvalidMessageError",
     "ModelConfigurationError",
     "ModelConnectionError",
     "ModelError",
@@ -184,6 +186,10 @@ class SessionStateError(SessionError):
 
 class SessionNotWaitingError(SessionStateError):
     """`respond()` was called on a session that has no open input request."""
+
+
+class InvalidMessageError(SessionError):
+    """`send()` got a message with no non-whitespace text; providers reject blank text blocks."""
 
 
 class SessionConflictError(SessionError):

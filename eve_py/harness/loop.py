@@ -218,33 +218,45 @@ class TurnDriver:
         except Exception as exc:  # a provider failure fails the turn, not the session
             return record, await self._fail(record, events, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
 
-        ids = [call.id for call in response.tool_calls]
+        # Some compatible servers reuse ids (`call_0` every step); a repeated id would make every
+        # later request unpairable, so it gets a suffix, unique in the conversation.
         used = {c.tool_call_id for m in record.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
-        clashing = sorted({i for i in ids if i in used or ids.count(i) > 1})
-        if clashing:
-            # Storing them would make every later request unpairable; the user can send again.
-            message = f"The model returned tool call ids that are not unique in the conversation: {clashing}"
-            return record, await self._fail(record, events, "MODEL_ERROR", message)
+        ids = []
+        for call in response.tool_calls:
+            call_id, suffix = call.id, 1
+            while call_id in used:
+                suffix += 1
+                call_id = f"{call.id}#{suffix}"
+            used.add(call_id)
+            ids.append(call_id)
+        text = response.text if response.text and response.text.strip() else None
         content: list[TextPart | ToolCallPart] = []
         try:
-            if response.text:
-                content.append(TextPart(text=response.text))
-            content += [ToolCallPart(tool_call_id=c.id, tool_name=c.name, input=c.input) for c in response.tool_calls]
-            unparsed = {c.id: c.input_error for c in response.tool_calls if c.input_error is not None}
+            if text:
+                content.append(TextPart(text=text))
+            content += [
+                ToolCallPart(tool_call_id=call_id, tool_name=c.name, input=c.input)
+                for call_id, c in zip(ids, response.tool_calls, strict=True)
+            ]
+            unparsed = {
+                call_id: c.input_error
+                for call_id, c in zip(ids, response.tool_calls, strict=True)
+                if c.input_error is not None
+            }
         except pydantic.ValidationError as exc:
             message = f"The model returned a response that is not valid JSON data: {describe_validation_error(exc)}"
             return record, await self._fail(record, events, "MODEL_ERROR", message)
         assistant = AssistantMessage(content=content)
         turn = turn.model_copy(update={"steps": step_index + 1})
-        if response.text:
-            self._message = response.text
+        if text:
+            self._message = text
             events.append(
-                new_event("message.completed", {"turnId": turn.turn_id, "stepIndex": step_index, "text": response.text})
+                new_event("message.completed", {"turnId": turn.turn_id, "stepIndex": step_index, "text": text})
             )
         if not assistant.tool_calls:
             events.append(new_event("turn.completed", {"turnId": turn.turn_id, "status": "completed"}))
             record = await self.commit(
-                # An empty assistant message is rejected by providers, so an empty response adds none.
+                # Providers reject empty (or blank) assistant text, so a blank response adds nothing.
                 record.model_copy(
                     update={
                         "messages": [*record.messages, assistant] if content else record.messages,

@@ -28,6 +28,7 @@ from eve_py.agent import Agent
 from eve_py.errors import (
     InputResponseError,
     InvalidAnswerError,
+    InvalidMessageError,
     RequestAlreadyAnsweredError,
     SessionNotWaitingError,
     SessionStateError,
@@ -186,18 +187,29 @@ class Session:
         `{"status": "ignored"}` and approvals as denied ("Ignored because the user continued
         without responding."), so every parked call still gets exactly one result.
 
+        A turn whose worker died (status `running`, lease expired) is finished first, as
+        `resume()` would, so answers it accepted are used; then the message starts a new turn.
+
         Raises:
-            SessionStateError: A turn is running (or its worker died; call `resume()`).
+            InvalidMessageError: The message has no non-whitespace text.
+            SessionStateError: A turn is running in a worker that still holds its lease.
             ModelConfigurationError: No model is configured.
             SessionConflictError: Another writer changed the session meanwhile.
         """
+        if not message.strip():
+            raise InvalidMessageError("A message must contain some text (providers reject blank messages).")
         driver = self._runtime._driver()
         record = await self._runtime.store.load(self.id)
         if record.status == "running":
-            raise SessionStateError(
-                f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
-                status=record.status,
-            )
+            if _lease_live(record):
+                raise SessionStateError(
+                    f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
+                    status=record.status,
+                )
+            await self._finish(driver, record)  # the dead worker's turn, finished as resume() would
+            record = await self._runtime.store.load(self.id)
+            if record.status == "running":
+                raise SessionStateError(f"Session {self.id!r} is still running a turn.", status=record.status)
         turn = TurnState(turn_id=new_id("turn"), sequence=record.turn_count + 1)
 
         def start_turn(settled: SessionRecord) -> tuple[SessionRecord, list[Event]]:
@@ -333,7 +345,7 @@ class Session:
         record = await self._runtime.store.load(self.id)
         if record.status == "running":
             lease = record.lease
-            if lease is not None and lease.expires_at > time.time() and not force:
+            if lease is not None and _lease_live(record) and not force:
                 raise SessionStateError(
                     f"Session {self.id!r} is running a turn in worker {lease.owner!r}, whose lease ends in "
                     f"{lease.expires_at - time.time():.0f} s; resume() takes over once it expires "
@@ -394,6 +406,11 @@ def _as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:
             "expected {requestId, optionId?, text?, value?, action?}",
             request_id=str(request_id),
         ) from exc
+
+
+def _lease_live(record: SessionRecord) -> bool:
+    """Whether a worker still holds the session's running turn."""
+    return record.lease is not None and record.lease.expires_at > time.time()
 
 
 def _answered_in_history(record: SessionRecord, request_id: str) -> bool:

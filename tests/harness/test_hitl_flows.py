@@ -13,6 +13,7 @@ from eve_py import (
     Agent,
     ApprovalContext,
     InputResponse,
+    InvalidMessageError,
     Runtime,
     ToolContext,
     check_pairing,
@@ -22,7 +23,7 @@ from eve_py import (
 )
 from eve_py.agent import load_mock_model
 from eve_py.harness.events import Event
-from eve_py.models.messages import Message, ToolMessage
+from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP
 
@@ -430,30 +431,61 @@ async def test_an_approval_policy_sees_the_call_and_the_tools_approved_before() 
     assert outputs == [{"paid": 100, "approved": True}, {"paid": 101, "approved": False}]
 
 
-async def test_a_model_that_repeats_a_tool_call_id_fails_the_turn_and_stores_nothing_unpairable() -> None:
+async def test_a_tool_call_id_the_model_repeats_gets_a_suffix_so_every_request_stays_paired() -> None:
     from eve_py.models import ModelRequest, ModelResponse, ModelToolCall
 
     class RepeatingModel:
+        """Like compatible servers that number calls per response: `call_0` every step."""
+
         name = "repeating"
+        requests: list[ModelRequest] = []
 
         async def request(self, request: ModelRequest) -> ModelResponse:
+            self.requests.append(request)
             if request.messages[-1].role == "tool":
                 return ModelResponse(text="done")
-            return ModelResponse(tool_calls=[ModelToolCall(id="call_1", name="note", input={"text": "x"})])
+            return ModelResponse(
+                tool_calls=[
+                    ModelToolCall(id="call_0", name="note", input={"text": "x"}),
+                    ModelToolCall(id="call_0", name="note", input={"text": "y"}),
+                ]
+            )
 
     def note(text: str) -> str:
         return text
 
+    model = RepeatingModel()
     agent = Agent.from_definitions({"note": define_tool(description="Note.", execute=note)})
-    session = await Runtime(agent, model=RepeatingModel()).create_session()
+    session = await Runtime(agent, model=model).create_session()
     assert (await session.send("one")).status == "completed"
 
-    failed = await session.send("two")
+    done = await session.send("two")
 
-    assert failed.status == "failed"
-    assert failed.error == "The model returned tool call ids that are not unique in the conversation: ['call_1']"
-    check_pairing(session.messages)
-    assert session.status == "idle"
+    assert done.status == "completed"
+    ids = [c.tool_call_id for m in session.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    assert ids == ["call_0", "call_0#2", "call_0#3", "call_0#4"]
+    for request in model.requests:
+        check_pairing(request.messages)
+
+
+async def test_a_blank_message_is_refused_before_anything_is_stored() -> None:
+    session = await Runtime(Agent.from_definitions({}), model=MockModel(lambda r: "hi")).create_session()
+
+    with pytest.raises(InvalidMessageError):
+        await session.send("  \n ")
+
+    assert [e.type for e in await session.events()] == ["session.started"]
+
+
+async def test_a_blank_model_reply_adds_no_message() -> None:
+    replies = iter(["\n\n", "fine"])
+    session = await Runtime(Agent.from_definitions({}), model=MockModel(lambda r: next(replies))).create_session()
+
+    blank = await session.send("one")
+    await session.send("two")
+
+    assert blank.status == "completed" and blank.message is None
+    assert [m.role for m in session.messages] == ["user", "user", "assistant"]
 
 
 async def test_resume_after_a_failed_turn_reports_the_failure() -> None:

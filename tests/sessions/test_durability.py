@@ -332,3 +332,27 @@ async def test_resume_does_not_take_over_a_turn_whose_worker_still_holds_its_lea
     assert len(results_for(other.record, request.request_id)) == 1
     assert other.record.lease is None
     await store.aclose()
+
+
+async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_first(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    crashing = CrashingStore(db, crash_on=2)
+    session = await runtime_on(crashing, lease_s=0).create_session()
+    [request] = (await session.send("help me pick a template")).input_requests
+    crashing.armed = True
+    with pytest.raises(Crash):
+        await session.respond([InputResponse(request_id=request.request_id, value=PICK)])
+    await crashing.aclose()
+
+    store = SQLiteSessionStore(db)
+    restarted = await runtime_on(store).get_session(session.id)
+    assert restarted.status == "running"
+
+    done = await restarted.send("run the guarded echo")
+
+    assert done.status == "waiting" and done.input_requests[0].kind == "tool-approval"
+    [result] = results_for(restarted.record, request.request_id)
+    assert result.output == PICK, "the answer the dead worker accepted was used"
+    assert "Recorded your pick: tpl_green." in [e.data.get("text") for e in done.events]
+    check_pairing(restarted.record.messages)
+    await store.aclose()
