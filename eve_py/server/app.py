@@ -25,6 +25,7 @@ loses nothing.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -58,6 +59,8 @@ from eve_py.sessions.record import SessionRecord
 from eve_py.sessions.store import SessionStore
 
 __all__ = ("API_PREFIX", "STATIC_DIR", "STREAM_VERSION", "create_app")
+
+_log = logging.getLogger("eve_py.server")
 
 API_PREFIX = "/eve/v1"
 STREAM_VERSION = "1"
@@ -152,8 +155,11 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
+    # The details stay in the server's log: they may name files, tables or other internals.
+    _log.error("unexpected error serving %s %s", request.method, request.url.path, exc_info=exc)
     return JSONResponse(
-        {"error": {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"}}, status_code=500
+        {"error": {"code": "internal_error", "message": "The server failed to handle the request; see its log."}},
+        status_code=500,
     )
 
 
@@ -241,12 +247,28 @@ class _Api:
         payload: dict[str, Any] = {"ok": True, "sessionId": session_id, "status": "accepted"}
         if started.start_index is not None:
             payload["startIndex"] = started.start_index
-        for event in started.events:
+        # A message to a waiting session first settles the old turn's batch; the new turn is the
+        # one `turn.started` names.
+        ordered = sorted(started.events, key=lambda event: event.type != "turn.started")
+        for event in ordered:
             turn_id = event.data.get("turnId")
             if isinstance(turn_id, str):
                 payload["turnId"] = turn_id
                 break
         return payload
+
+    async def _recover(self, record: SessionRecord) -> None:
+        """Finish a turn whose worker died (running, lease expired, not running here): `resume()`.
+
+        Without this a server restart would strand such a session: its answers accepted and
+        its stream silent. Losing the race to another recovering server is fine.
+        """
+        if record.status != "running" or self.runner.busy(record.id) or not self._settled(record):
+            return
+        try:
+            await self.runner.start(await self.runtime.get_session(record.id), lambda s: s.resume())
+        except EveError:
+            _log.warning("could not resume session %s; another worker may have taken it over", record.id)
 
     def _settled(self, record: SessionRecord) -> bool:
         """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""
@@ -282,6 +304,7 @@ class _Api:
     async def get_session(self, request: Request) -> Response:
         """`GET /session/{id}`: the session's status, current turn and open input requests."""
         session_id = await self._owned(request)
+        await self._recover(await self.runtime.store.load(session_id))
         session = await self.runtime.get_session(session_id)
         record = session.record
         turn = record.turn.to_wire() if record.turn is not None else None
@@ -332,6 +355,7 @@ class _Api:
         except ValueError:
             raise bad_request(f"startIndex must be an integer, got {raw_start!r}") from None
         record = await self.runtime.store.load(session_id)
+        await self._recover(record)
         if start < 0:
             start = max(0, record.event_count + start)
         headers = {

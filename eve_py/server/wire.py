@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from eve_py._wire import WireModel, describe_validation_error
 from eve_py.errors import (
@@ -30,6 +30,7 @@ from eve_py.errors import (
     EveError,
     InputResponseError,
     InvalidAnswerError,
+    InvalidMessageError,
     ModelConfigurationError,
     RequestAlreadyAnsweredError,
     SessionConflictError,
@@ -54,10 +55,18 @@ __all__ = (
 _M = TypeVar("_M", bound=WireModel)
 
 
+def _not_blank(message: str | None) -> str | None:
+    if message is not None and not message.strip():
+        raise ValueError("message must contain some text")
+    return message
+
+
 class CreateSessionBody(WireModel):
     """`POST /session`: an optional first message."""
 
     message: str | None = None
+
+    _check_message = field_validator("message")(_not_blank)
 
 
 class SessionInputBody(WireModel):
@@ -65,6 +74,8 @@ class SessionInputBody(WireModel):
 
     message: str | None = None
     input_responses: list[InputResponse] | None = Field(default=None, min_length=1)
+
+    _check_message = field_validator("message")(_not_blank)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SessionInputBody:
@@ -102,6 +113,8 @@ def error_status(exc: EveError) -> tuple[int, str]:
         return exc.status, exc.code
     if isinstance(exc, SessionNotFoundError):
         return 404, "session_not_found"
+    if isinstance(exc, InvalidMessageError):
+        return 400, "invalid_message"
     if isinstance(exc, RequestAlreadyAnsweredError):
         return 409, "request_already_answered"
     if isinstance(exc, UnknownRequestError):

@@ -12,6 +12,7 @@ import pytest
 
 from eve_py.agent import Agent
 from eve_py.harness.events import Event
+from eve_py.harness.runtime import Runtime
 from eve_py.models.messages import ToolMessage
 from eve_py.sessions import SessionRecord, SQLiteSessionStore
 from tests.server.helpers import ALICE, BOB, PICK_BLUE, GatedModel, hitl_runtime, read_stream, serve
@@ -217,5 +218,53 @@ async def test_server_restart_between_park_and_answer(hitl_agent: Agent, tmp_pat
             record = await store.load(session_id)
     finally:
         await store.aclose()
+    assert events[-2]["data"]["text"] == "Recorded your pick: tpl_blue."
+    assert tool_results(record, request_id) == [PICK_BLUE]
+
+
+class _Crash(BaseException):
+    """The worker process dying (nothing in eve-py catches a BaseException)."""
+
+
+class _CrashOnSettle(SQLiteSessionStore):
+    """Dies before writing the settled step: the answer is stored, the turn never finished."""
+
+    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        if record.pending is None and record.status == "running" and record.turn and record.turn.steps == 1:
+            raise _Crash
+        return await super().commit(record, events)
+
+
+async def test_a_turn_whose_worker_died_is_finished_when_a_restarted_server_is_asked_about_it(
+    hitl_agent: Agent, tmp_path: Path
+) -> None:
+    path = tmp_path / "sessions.db"
+    store = SQLiteSessionStore(path)
+    try:
+        async with serve(hitl_runtime(hitl_agent, store=store)) as served, served.client() as client:
+            session_id, request_id = await park(client)
+    finally:
+        await store.aclose()
+
+    # A worker accepts the answer and dies before the turn goes on; its lease is already over.
+    dying = _CrashOnSettle(path)
+    runtime = Runtime(hitl_agent, model=hitl_runtime(hitl_agent).model, store=dying, lease_s=0)
+    with pytest.raises(_Crash):
+        await (await runtime.get_session(session_id)).respond([{"requestId": request_id, "value": PICK_BLUE}])
+    await dying.aclose()
+    check = SQLiteSessionStore(path)
+    assert (await check.load(session_id)).status == "running"
+    await check.aclose()
+
+    store = SQLiteSessionStore(path)
+    try:
+        async with serve(hitl_runtime(hitl_agent, store=store)) as served, served.client() as alice:
+            await alice.get(f"/session/{session_id}")
+            events = await read_stream(alice, session_id, -4)
+            info = (await alice.get(f"/session/{session_id}")).json()
+        record = await store.load(session_id)
+    finally:
+        await store.aclose()
+    assert info["status"] == "idle"
     assert events[-2]["data"]["text"] == "Recorded your pick: tpl_blue."
     assert tool_results(record, request_id) == [PICK_BLUE]

@@ -322,3 +322,23 @@ async def test_sqlite_store_serves_the_same_flow(hitl_agent: Agent, tmp_path: An
     finally:
         await store.aclose()
     assert events[-2]["data"]["text"] == "Recorded your pick: tpl_green."
+
+
+async def test_a_blank_message_is_a_400(hitl_agent: Agent) -> None:
+    async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
+        created = await client.post("/session", json={"message": "   "})
+        assert created.status_code == 400
+        assert created.json()["error"]["code"] == "bad_request"
+        assert "message must contain some text" in created.json()["error"]["message"]
+
+
+async def test_a_message_to_a_waiting_session_reports_the_new_turns_id(hitl_agent: Agent) -> None:
+    async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
+        created = (await client.post("/session", json={"message": "help me pick a template"})).json()
+        await read_stream(client, created["sessionId"], created["startIndex"])
+
+        accepted = (await client.post(f"/session/{created['sessionId']}", json={"message": "hello"})).json()
+        events = await read_stream(client, created["sessionId"], accepted["startIndex"])
+
+    [started] = [e for e in events if e["type"] == "turn.started"]
+    assert accepted["turnId"] == started["data"]["turnId"] != created["turnId"]
