@@ -75,8 +75,14 @@ class ProviderHTTP:
         return text
 
     @asynccontextmanager
-    async def post(self, url: str, *, headers: Mapping[str, str], body: JsonObject) -> AsyncIterator[httpx.Response]:
-        """POST `body` as JSON and yield the first 2xx response, its body unread.
+    async def post(
+        self, url: str, *, headers: Mapping[str, str], body: JsonObject, read_body: bool = False
+    ) -> AsyncIterator[httpx.Response]:
+        """POST `body` as JSON and yield the first 2xx response.
+
+        With `read_body`, the body is read inside the retry loop, so a connection that breaks
+        while the body arrives is retried like one that broke before; otherwise (streams) it is
+        yielded unread and never retried once it started.
 
         Raises:
             ModelHTTPError: A status that is not retried, or a retryable one once the retry
@@ -98,31 +104,45 @@ class ProviderHTTP:
                 )
             except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:  # a misconfigured base URL: no retry helps
                 raise ModelConnectionError(
-                    f"Cannot send to {self.provider} at {url!r}: {exc} (check the base URL)", provider=self.provider
+                    f"Cannot send to {self.provider} at {_shown(url)!r}: {self.redact(str(exc))} (check the base URL)",
+                    provider=self.provider,
                 ) from exc
             except httpx.TransportError as exc:
-                error = ModelConnectionError(
-                    f"Could not reach {self.provider} at {url}: {type(exc).__name__}: {self.redact(str(exc))}"
-                    + _attempts(attempt),
-                    provider=self.provider,
-                )
+                error = self._unreachable(url, exc, attempt)
             else:
-                if response.is_success:
+                broken: httpx.TransportError | None = None
+                if response.is_success and read_body:
+                    try:
+                        await response.aread()
+                    except httpx.TransportError as exc:
+                        broken = exc
+                        await response.aclose()
+                if broken is not None:
+                    error = self._unreachable(url, broken, attempt)
+                elif response.is_success:
                     try:
                         yield response
                     finally:
                         await response.aclose()
                     return
-                error = await self._http_error(response, attempt)
-                if not policy.is_retryable(response.status_code):
-                    raise error
-                wait = retry_after_seconds(response.headers)
+                else:
+                    error = await self._http_error(response, attempt)
+                    if not policy.is_retryable(response.status_code):
+                        raise error
+                    wait = retry_after_seconds(response.headers)
             if attempt >= policy.max_attempts:
                 raise error
             delay = policy.backoff(attempt) if wait is None else wait
             if policy.clock() - started + delay > policy.budget_s:
                 raise error
             await policy.sleep(delay)
+
+    def _unreachable(self, url: str, exc: httpx.TransportError, attempt: int) -> ModelConnectionError:
+        return ModelConnectionError(
+            f"Could not reach {self.provider} at {_shown(url)}: {type(exc).__name__}: {self.redact(str(exc))}"
+            + _attempts(attempt),
+            provider=self.provider,
+        )
 
     async def _http_error(self, response: httpx.Response, attempt: int) -> ModelHTTPError:
         try:
@@ -181,6 +201,14 @@ def decode_object(raw: bytes | str, *, provider: str, what: str) -> JsonObject:
     if not isinstance(data, dict):
         raise ModelError(f"{provider} sent {what} that is not a JSON object: {str(raw)[:200]}")
     return data
+
+
+def _shown(url: str) -> str:
+    """`url` without credentials or query (either may hold a key), for error messages."""
+    try:
+        return str(httpx.URL(url).copy_with(userinfo=b"", query=None))
+    except Exception:
+        return url.split("?", 1)[0].rsplit("@", 1)[-1]
 
 
 class HTTPModel:

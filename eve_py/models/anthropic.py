@@ -183,7 +183,8 @@ class AnthropicModel(HTTPModel):
         """
         stream = self.stream if self.stream is not None else request.on_delta is not None
         headers = {**self._headers, "accept": "text/event-stream" if stream else "application/json"}
-        async with self._http.post(self.url, headers=headers, body=self.build_body(request, stream=stream)) as response:
+        body = self.build_body(request, stream=stream)
+        async with self._http.post(self.url, headers=headers, body=body, read_body=not stream) as response:
             if stream and is_event_stream(response):
                 return await self._read_stream(response, request.on_delta)
             return self._parse_message(await response.aread())

@@ -212,3 +212,54 @@ async def test_a_base_url_without_a_scheme_fails_at_once() -> None:
     await bad.aclose()
 
     assert time.waits == []
+
+
+class BreaksMidBody(httpx.AsyncByteStream):
+    """A 200 whose body stops half-way, as when a connection drops while the answer arrives."""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b'{"choices":'
+        raise httpx.ReadError("connection reset by peer")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_json_answer_that_breaks_off_is_retried_like_a_connection_error() -> None:
+    seen: list[httpx.Request] = []
+
+    def handle(sent: httpx.Request) -> httpx.Response:
+        seen.append(sent)
+        return httpx.Response(200, stream=BreaksMidBody()) if len(seen) == 1 else httpx.Response(200, json=OK)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+    response = await model(client, policy(FakeTime())).request(request())
+
+    assert response.text == "hi"
+    assert len(seen) == 2
+
+
+async def test_a_json_answer_that_keeps_breaking_off_is_a_connection_error() -> None:
+    seen: list[httpx.Request] = []
+
+    def handle(sent: httpx.Request) -> httpx.Response:
+        seen.append(sent)
+        return httpx.Response(200, stream=BreaksMidBody())
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+    with pytest.raises(ModelConnectionError, match="ReadError: connection reset by peer"):
+        await model(client, policy(FakeTime(), max_attempts=2)).request(request())
+    assert len(seen) == 2
+
+
+async def test_credentials_in_a_base_url_never_appear_in_errors() -> None:
+    client, _ = scripted(httpx.ConnectError("refused"))
+    leaky = ChatCompletionsModel(
+        "m", base_url="http://user:pa55@127.0.0.1:9/v1?api-key=s3cret", client=client, retry=policy(FakeTime())
+    )
+
+    with pytest.raises(ModelConnectionError) as caught:
+        await leaky.request(request())
+
+    assert "pa55" not in str(caught.value) and "s3cret" not in str(caught.value)
+    assert "at http://127.0.0.1:9/v1" in str(caught.value)
