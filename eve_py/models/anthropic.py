@@ -281,18 +281,22 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[JsonValue]:
         else:
             wire.append((role, blocks))
 
+    # Anthropic refuses blank text blocks ("text content blocks must contain non-whitespace
+    # text"), and one stored in the history would fail every later request; they carry nothing.
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"type": "text", "text": message.content}])
+            if message.content.strip():
+                add("user", [{"type": "text", "text": message.content}])
         elif isinstance(message, AssistantMessage):
             blocks: list[JsonValue] = []
-            if message.text:
+            if message.text.strip():
                 blocks.append({"type": "text", "text": message.text})
             blocks.extend(
                 {"type": "tool_use", "id": _tool_use_id(call.tool_call_id), "name": call.tool_name, "input": call.input}
                 for call in message.tool_calls
             )
-            add("assistant", blocks)
+            if blocks:
+                add("assistant", blocks)
         elif isinstance(message, ToolMessage):
             results: list[JsonValue] = []
             for part in message.content:

@@ -57,6 +57,13 @@ def check_anthropic_body(body: Mapping[str, Any]) -> None:
     seen: set[str] = set()
     for n, message in enumerate(messages):
         blocks = _blocks(message)
+        for m, block in enumerate(blocks):
+            if block.get("type") == "text" and not str(block.get("text", "")).strip():
+                raise ProviderRejection(
+                    f"messages.{n}.content.{m}.text: text content blocks must contain non-whitespace text"
+                )
+        if not blocks:
+            raise ProviderRejection(f"messages.{n}: all messages must have non-empty content")
         if message["role"] == "assistant":
             uses = [block["id"] for block in blocks if block.get("type") == "tool_use"]
             if len(set(uses)) != len(uses) or seen & set(uses):

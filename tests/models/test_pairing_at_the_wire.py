@@ -274,3 +274,22 @@ def test_duplicate_and_orphan_results_get_the_providers_error_texts() -> None:
     assert unasked.value.message == (
         "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
     )
+
+
+def test_blank_text_in_a_stored_history_never_reaches_anthropic() -> None:
+    from eve_py.models.anthropic import to_anthropic_messages
+    from eve_py.models.messages import AssistantMessage, TextPart, UserMessage
+
+    history = [
+        UserMessage(content="hi"),
+        AssistantMessage(content=[TextPart(text="\n\n")]),
+        UserMessage(content="   "),
+        UserMessage(content="still there?"),
+    ]
+
+    messages = to_anthropic_messages(history)
+
+    check_anthropic_body({"messages": messages})
+    assert messages == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "still there?"}]}
+    ]
