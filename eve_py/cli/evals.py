@@ -148,15 +148,20 @@ async def _run(args: argparse.Namespace) -> int:
     agent = load_agent(app_dir)
     spec = choose_model_spec(args.model, agent.model)
     model: Model = resolve_model(spec, app_dir=app_dir)
-    return await _run_and_report(
-        args,
-        console,
-        cases,
-        lambda: InProcessBackend(agent, model),
-        labels=(spec if isinstance(spec, str) else type(model).__name__, "in-process"),
-        max_concurrency=max_concurrency,
-        timeout_s=timeout_s,
-    )
+    try:
+        return await _run_and_report(
+            args,
+            console,
+            cases,
+            lambda: InProcessBackend(agent, model),
+            labels=(spec if isinstance(spec, str) else type(model).__name__, "in-process"),
+            max_concurrency=max_concurrency,
+            timeout_s=timeout_s,
+        )
+    finally:
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            await close()  # the HTTP client a provider model made for itself
 
 
 async def _run_and_report(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
@@ -69,6 +69,17 @@ class EvalResult:
         return self.case.id
 
 
+def _model_failure(driver: EvalDriver, failure: EvalFailure) -> EvalFailure:
+    """An assertion that failed because the model itself failed (outage, bad key) is an error of
+    the run, not a regression of the app: report it as `errored`, naming the model's failure."""
+    for event in driver.events:
+        error = event.data.get("error") if event.type == "turn.failed" else None
+        if isinstance(error, dict) and error.get("code") == "MODEL_ERROR":
+            reason = f"the model failed: {error.get('message')}"
+            return replace(failure, kind="error", reason=reason, message=f"{reason}\n{failure.message}")
+    return failure
+
+
 async def run_eval(case: EvalCase, backend: EvalBackend, *, timeout_s: float) -> EvalResult:
     """Run one eval against `backend` within `timeout_s` seconds and report how it went."""
     driver = EvalDriver(backend, eval_id=case.id)
@@ -117,6 +128,8 @@ async def run_eval(case: EvalCase, backend: EvalBackend, *, timeout_s: float) ->
             label=driver.label,
             error_type=type(exc).__name__,
         )
+    if failure is not None and failure.kind == "assertion":
+        failure = _model_failure(driver, failure)
     status: EvalStatus = "passed" if failure is None else ("errored" if failure.kind == "error" else "failed")
     return EvalResult(
         case=case,

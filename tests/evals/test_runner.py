@@ -193,3 +193,35 @@ async def test_a_failed_check_reports_the_check_step(
     assert (result.failure.kind, result.failure.step, result.failure.label) == ("assertion", 3, "called_tool('note')")
     assert result.failure.reason.startswith("expected at least 1 call(s) of 'note', found 0")
     assert result.steps == 3
+
+
+async def test_an_eval_that_fails_because_the_model_failed_is_errored_not_failed(
+    hitl_agent: Agent, app_copy: Path, write_eval: WriteEval
+) -> None:
+    from eve_py.testing import MockModel
+
+    def outage(request: object) -> str:
+        raise ConnectionError("gateway unreachable")
+
+    write_eval(
+        "outage/question_eval.py",
+        """
+        from eve_py.evals import define_eval
+
+
+        async def test(t):
+            await t.send("help me pick a template")
+            t.expect_input_requests(tool_name="ask_question")
+
+
+        evaluation = define_eval(test=test)
+        """,
+    )
+
+    [result] = await run_evals(
+        _cases(app_copy, "outage/question"), lambda: InProcessBackend(hitl_agent, MockModel(outage))
+    )
+
+    assert result.status == "errored"
+    assert result.failure is not None and result.failure.kind == "error"
+    assert result.failure.reason == "the model failed: ConnectionError: gateway unreachable"
