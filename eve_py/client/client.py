@@ -179,13 +179,15 @@ class Client:
 
         `message.delta` events are yielded as they come but do not count as log entries. When the
         connection breaks, the stream reconnects from the index after the last stored event it
-        yielded, so nothing is lost or repeated.
+        yielded, and skips deltas of the running step it already yielded (by `deltaIndex`), so
+        nothing is lost or repeated.
 
         Raises:
             StreamError: The connection broke more than `reconnects` times in a row.
         """
         cursor = start_index
         failures = 0
+        deltas_seen: dict[tuple[object, object], int] = {}  # (turnId, stepIndex) -> deltas yielded
         while True:
             try:
                 async with self._http.stream(
@@ -210,7 +212,14 @@ class Client:
                                 status=response.status_code,
                                 code="bad_stream",
                             ) from exc
-                        if event.type != "message.delta":
+                        if event.type == "message.delta":
+                            step = (event.data.get("turnId"), event.data.get("stepIndex"))
+                            index = event.data.get("deltaIndex")
+                            if isinstance(index, int):
+                                if index < deltas_seen.get(step, 0):
+                                    continue  # sent again after a reconnect
+                                deltas_seen[step] = index + 1
+                        else:
                             cursor += 1
                         failures = 0
                         yield event

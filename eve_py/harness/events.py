@@ -6,7 +6,8 @@ ISO 8601 UTC timestamp. An event's position in the session's log is its index (w
 
 `message.delta` events (text and tool-call argument pieces from a streaming model) are
 ephemeral: listeners get them while the step runs, the log never stores them; the step's
-`message.completed` carries the whole text.
+`message.completed` carries the whole text. `deltaIndex` numbers a step's deltas from 0, so a
+reader that reconnects mid-step and is sent them again can skip the ones it has.
 """
 
 from __future__ import annotations

@@ -176,8 +176,17 @@ class TurnDriver:
         if listener is None:
             return None
 
+        count = 0
+
         async def on_delta(delta: ModelDelta) -> None:
-            data: dict[str, JsonValue] = {"turnId": turn_id, "stepIndex": step_index, "kind": delta.kind}
+            nonlocal count
+            data: dict[str, JsonValue] = {
+                "turnId": turn_id,
+                "stepIndex": step_index,
+                "deltaIndex": count,
+                "kind": delta.kind,
+            }
+            count += 1
             data["text"] = delta.text
             if delta.call_id is not None:
                 data["callId"] = delta.call_id

@@ -111,6 +111,7 @@ async def test_streamed_deltas_reach_listeners_but_not_the_stored_log() -> None:
         ("text", "ne", None),
     ]
     assert deltas[0]["toolName"] == "note" and deltas[2]["stepIndex"] == 1
+    assert [d["deltaIndex"] for d in deltas] == [0, 1, 0, 1], "numbered from 0 in each step"
     assert not any(e.type == "message.delta" for e in await session.events())
     assert done.message == "Done"
 

@@ -10,6 +10,7 @@ const state = {
   cursor: 0, // index of the next stored event (deltas are not stored and do not count)
   stream: null, // AbortController of the stream being read
   live: new Map(), // "turnId:stepIndex" -> assistant bubble being streamed
+  deltaSeen: new Map(), // "turnId:stepIndex" -> how many of the step's deltas were applied
   batches: [], // open request batches
 };
 
@@ -113,6 +114,12 @@ function handle(event) {
       add(el("div", { class: "msg user", text: data.message?.content ?? "" }));
       break;
     case "message.delta": {
+      // After a reconnect the running step's deltas come again: skip the ones already shown.
+      const seen = state.deltaSeen.get(stepKey(data)) ?? 0;
+      if (typeof data.deltaIndex === "number") {
+        if (data.deltaIndex < seen) break;
+        state.deltaSeen.set(stepKey(data), data.deltaIndex + 1);
+      }
       if (data.kind !== "text" || !data.text) break;
       let bubble = state.live.get(stepKey(data));
       if (!bubble) {
