@@ -115,6 +115,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if not api.auth.enabled:
+            # `eve-py serve` refuses other hosts; an app served another way must be told too.
+            _log.warning("no API token configured: every request is accepted; listen on loopback only")
         try:
             async with api.runner.running(grace_s=shutdown_grace_s):
                 yield
