@@ -2,8 +2,9 @@
 # The whole test suite: installs what it needs into .venv, then ruff, mypy --strict, actionlint, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The browser chat test drives Debian's chromium through Playwright (never `playwright install`).
-if [ ! -x /usr/bin/chromium ]; then
+# The browser chat test drives Debian's chromium through Playwright (never `playwright install`);
+# EVE_CHROMIUM may name another Chromium build instead.
+if [ ! -x "${EVE_CHROMIUM:-/usr/bin/chromium}" ]; then
     if [ "$(id -u)" = 0 ]; then
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null

@@ -8,6 +8,7 @@ missing; if it cannot be launched these tests fail, they never skip.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,7 +29,8 @@ from tests.server.helpers import ALICE, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("EVE_CHROMIUM", "/usr/bin/chromium")
+"""Debian's chromium by default; `EVE_CHROMIUM` names another Chromium build (e.g. Chrome on CI runners)."""
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
