@@ -17,6 +17,8 @@ import httpx
 
 from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import ModelConnectionError, ModelError, ModelHTTPError
+from eve_py.models._sse import is_event_stream
+from eve_py.models.base import DeltaListener, ModelRequest, ModelResponse
 from eve_py.models.retry import RetryPolicy, retry_after_seconds
 
 __all__ = ("DEFAULT_TIMEOUT", "HTTPModel", "ProviderHTTP", "decode_object")
@@ -212,10 +214,45 @@ def _shown(url: str) -> str:
 
 
 class HTTPModel:
-    """What the HTTP models share: their label and the lifetime of the HTTP client they made."""
+    """What the HTTP models share: one request's round trip, their label, the client's lifetime.
 
+    Subclasses say how a request becomes a body (`build_body`) and how an answer becomes a
+    `ModelResponse` (`_parse` for JSON, `_read_stream` for server-sent events).
+    """
+
+    url: str
+    stream: bool | None
+    """True/False forces streaming on/off; None streams when someone listens for deltas."""
     _name: str
     _http: ProviderHTTP
+    _headers: dict[str, str]
+
+    def build_body(self, request: ModelRequest, *, stream: bool) -> JsonObject:
+        """The JSON body sent for `request`."""
+        raise NotImplementedError
+
+    def _parse(self, raw: bytes) -> ModelResponse:
+        raise NotImplementedError
+
+    async def _read_stream(self, response: httpx.Response, on_delta: DeltaListener | None) -> ModelResponse:
+        raise NotImplementedError
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one step and return its text and tool calls.
+
+        Raises:
+            ModelHTTPError: The provider answered with an error status (after retries for 408,
+                429 and 5xx).
+            ModelConnectionError: The provider could not be reached, or a stream broke off.
+            ModelError: The answer could not be understood, or the stream reported an error.
+        """
+        stream = self.stream if self.stream is not None else request.on_delta is not None
+        headers = {**self._headers, "accept": "text/event-stream" if stream else "application/json"}
+        body = self.build_body(request, stream=stream)
+        async with self._http.post(self.url, headers=headers, body=body, read_body=not stream) as response:
+            if stream and is_event_stream(response):
+                return await self._read_stream(response, request.on_delta)
+            return self._parse(await response.aread())
 
     @property
     def name(self) -> str:

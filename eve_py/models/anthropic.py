@@ -40,7 +40,7 @@ from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import ModelConnectionError, ModelError
 from eve_py.models._http import HTTPModel, ProviderHTTP
 from eve_py.models._shared import dumps, output_text, parse_arguments, wire_call_id
-from eve_py.models._sse import is_event_stream, sse_events
+from eve_py.models._sse import sse_events
 from eve_py.models.base import DeltaListener, ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ToolSpec
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from eve_py.models.retry import RetryPolicy
@@ -173,23 +173,7 @@ class AnthropicModel(HTTPModel):
         body.update(self._extra_body)
         return body
 
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Send one step to the Messages API and return its text and tool calls.
-
-        Raises:
-            ModelHTTPError: The API answered with an error status (after retries for 429/5xx/529).
-            ModelConnectionError: The API could not be reached, or a stream broke off.
-            ModelError: The answer could not be understood, or the stream reported an error.
-        """
-        stream = self.stream if self.stream is not None else request.on_delta is not None
-        headers = {**self._headers, "accept": "text/event-stream" if stream else "application/json"}
-        body = self.build_body(request, stream=stream)
-        async with self._http.post(self.url, headers=headers, body=body, read_body=not stream) as response:
-            if stream and is_event_stream(response):
-                return await self._read_stream(response, request.on_delta)
-            return self._parse_message(await response.aread())
-
-    def _parse_message(self, raw: bytes) -> ModelResponse:
+    def _parse(self, raw: bytes) -> ModelResponse:
         try:
             message = _Message.model_validate_json(raw)
         except ValidationError as exc:
