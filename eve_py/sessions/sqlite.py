@@ -71,12 +71,25 @@ class SQLiteSessionStore:
 
         return await anyio.to_thread.run_sync(locked)
 
+    async def _write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """Run `fn` in one `BEGIN IMMEDIATE` transaction: committed whole, or rolled back whole."""
+
+        def transaction(db: sqlite3.Connection) -> None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                fn(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+        await self._run(transaction)
+
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
         stored = record.model_copy(update={"version": 1, "event_count": len(events)})
 
         def write(db: sqlite3.Connection) -> None:
-            db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute(
                     "INSERT INTO sessions (id, version, status, updated_at, record) VALUES (?, ?, ?, ?, ?)",
@@ -88,16 +101,11 @@ class SQLiteSessionStore:
                         stored.model_dump_json(by_alias=True),
                     ),
                 )
-                _insert_events(db, stored.id, 0, events)
             except sqlite3.IntegrityError:
-                db.execute("ROLLBACK")
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+            _insert_events(db, stored.id, 0, events)
 
-        await self._run(write)
+        await self._write(write)
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
@@ -118,35 +126,28 @@ class SQLiteSessionStore:
         )
 
         def write(db: sqlite3.Connection) -> None:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                cursor = db.execute(
-                    "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ? "
-                    "WHERE id = ? AND version = ?",
-                    (
-                        stored.version,
-                        stored.status,
-                        stored.updated_at,
-                        stored.model_dump_json(by_alias=True),
-                        record.id,
-                        record.version,
-                    ),
+            cursor = db.execute(
+                "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ? WHERE id = ? AND version = ?",
+                (
+                    stored.version,
+                    stored.status,
+                    stored.updated_at,
+                    stored.model_dump_json(by_alias=True),
+                    record.id,
+                    record.version,
+                ),
+            )
+            if cursor.rowcount != 1:
+                row = db.execute("SELECT version FROM sessions WHERE id = ?", (record.id,)).fetchone()
+                if row is None:
+                    raise SessionNotFoundError(record.id)
+                raise SessionConflictError(
+                    f"Session {record.id!r} was changed by another writer (version {row[0]}, "
+                    f"this write was based on {record.version}); nothing was written."
                 )
-                if cursor.rowcount != 1:
-                    row = db.execute("SELECT version FROM sessions WHERE id = ?", (record.id,)).fetchone()
-                    if row is None:
-                        raise SessionNotFoundError(record.id)
-                    raise SessionConflictError(
-                        f"Session {record.id!r} was changed by another writer (version {row[0]}, "
-                        f"this write was based on {record.version}); nothing was written."
-                    )
-                _insert_events(db, record.id, record.event_count, events)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+            _insert_events(db, record.id, record.event_count, events)
 
-        await self._run(write)
+        await self._write(write)
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:

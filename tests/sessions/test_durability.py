@@ -356,3 +356,16 @@ async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_fi
     assert "Recorded your pick: tpl_green." in [e.data.get("text") for e in done.events]
     check_pairing(restarted.record.messages)
     await store.aclose()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_creating_a_session_with_a_taken_id_is_a_conflict_and_changes_nothing(kind: str, tmp_path: Path) -> None:
+    store: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
+    runtime = runtime_on(store)
+    await runtime.create_session("ses_taken")
+
+    with pytest.raises(SessionConflictError, match="already exists"):
+        await runtime.create_session("ses_taken")
+
+    assert [e.type for e in await store.read_events("ses_taken")] == ["session.started"]
+    await store.aclose()
