@@ -136,24 +136,43 @@ async def _open(args: argparse.Namespace, runtime: Runtime) -> Session:
     return await runtime.create_session()
 
 
-def _render_event(event: Event) -> None:
-    data = event.data
-    if event.type == "message.completed":
-        _print(f"agent > {data['text']}")
-    elif event.type == "action.result":
-        mark = "x" if data.get("isError") else "<-"
-        _print(f"  {mark} {data['toolName']}: {json.dumps(data.get('output'), ensure_ascii=False)}")
-    elif event.type == "turn.failed":
-        error = data.get("error")
-        _print(f"turn failed: {error.get('message') if isinstance(error, dict) else error}", err=True)
+class _Renderer:
+    """Shows events to a person: the agent's text (streamed as it arrives), tool results, failures."""
+
+    def __init__(self) -> None:
+        self._streaming: set[tuple[object, object]] = set()
+
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        step = (data.get("turnId"), data.get("stepIndex"))
+        if event.type == "message.delta":
+            text = data.get("text")
+            if data.get("kind") == "text" and isinstance(text, str) and text:
+                if step not in self._streaming:
+                    self._streaming.add(step)
+                    print("agent > ", end="", flush=True)
+                print(text, end="", flush=True)
+        elif event.type == "message.completed":
+            if step in self._streaming:
+                self._streaming.discard(step)
+                _print()  # the text is already on screen
+            else:
+                _print(f"agent > {data['text']}")
+        elif event.type == "action.result":
+            mark = "x" if data.get("isError") else "<-"
+            _print(f"  {mark} {data['toolName']}: {json.dumps(data.get('output'), ensure_ascii=False)}")
+        elif event.type == "turn.failed":
+            error = data.get("error")
+            _print(f"turn failed: {error.get('message') if isinstance(error, dict) else error}", err=True)
 
 
 async def _chat(args: argparse.Namespace) -> int:
     agent = load_agent(args.app_dir)
+    render = _Renderer()
 
     async def listen(events: Sequence[Event]) -> None:
         for event in events:
-            _render_event(event)
+            render(event)
 
     store = SQLiteSessionStore(args.store or args.app_dir / ".eve" / "sessions.db")
     runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
@@ -228,13 +247,14 @@ async def _run(args: argparse.Namespace) -> int:
         raise UsageError("give a MESSAGE, or --session ID to continue a session")
     agent = load_agent(args.app_dir)
     answers = _load_answers(args.answers)
+    render = _Renderer()
 
     def listen(events: Sequence[Event]) -> None:
         for event in events:
             if args.json:
                 _print(event.model_dump_json(by_alias=True))
             else:
-                _render_event(event)
+                render(event)
 
     store = SQLiteSessionStore(args.store or args.app_dir / ".eve" / "sessions.db")
     runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
