@@ -3,11 +3,13 @@
 The database runs in WAL mode so readers never block the writer, and every write is one
 `BEGIN IMMEDIATE` transaction that compares the record's version before replacing it. Several
 processes may share the file; the loser of a race gets `SessionConflictError`. Every call
-runs in a worker thread, never on the event loop.
+runs in a worker thread, never on the event loop (`await SQLiteSessionStore.open(path)` opens
+the file there too; the constructor opens it on the caller's thread).
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -63,6 +65,15 @@ class SQLiteSessionStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
         self._db.executescript(_SCHEMA)
+
+    @classmethod
+    async def open(
+        cls, path: str | Path, *, timeout_s: float = 30.0, synchronous: Literal["FULL", "NORMAL"] = "FULL"
+    ) -> SQLiteSessionStore:
+        """Open the store from async code: the file is opened and its schema set up off the event loop."""
+        return await anyio.to_thread.run_sync(
+            functools.partial(cls, path, timeout_s=timeout_s, synchronous=synchronous)
+        )
 
     async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         def locked() -> _T:

@@ -369,3 +369,13 @@ async def test_creating_a_session_with_a_taken_id_is_a_conflict_and_changes_noth
 
     assert [e.type for e in await store.read_events("ses_taken")] == ["session.started"]
     await store.aclose()
+
+
+async def test_a_store_opened_from_async_code_keeps_sessions_like_one_built_directly(tmp_path: Path) -> None:
+    store = await SQLiteSessionStore.open(tmp_path / "s.db", synchronous="NORMAL")
+    session = await runtime_on(store).create_session()
+    await store.aclose()
+
+    again = SQLiteSessionStore(tmp_path / "s.db")
+    assert (await again.load(session.id)).status == "idle"
+    await again.aclose()
