@@ -174,7 +174,7 @@ async def _chat(args: argparse.Namespace) -> int:
         for event in events:
             render(event)
 
-    store = SQLiteSessionStore(args.store or args.app_dir / ".eve" / "sessions.db")
+    store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
     runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
 
     async def ask(prompt: str) -> str:
@@ -256,7 +256,7 @@ async def _run(args: argparse.Namespace) -> int:
             else:
                 render(event)
 
-    store = SQLiteSessionStore(args.store or args.app_dir / ".eve" / "sessions.db")
+    store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
     runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
     try:
         session = await _open(args, runtime)
