@@ -195,10 +195,10 @@ class EvalDriver:
     async def respond_all(self, option_id: str, *, text: str | None = None) -> Turn:
         """Answer every open request with the option `option_id`, then run the turn on.
 
-        Each request gets the answer its shape expects (see `option_answer`): an approval gets
-        `optionId`; a `select` whose schema has a single required string or string-array
-        property (a typed picker such as `{pickedIds: [...]}`) gets `value={prop: [option_id]}`
-        (or `{prop: option_id}`); any other question gets `optionId`.
+        Each request gets the answer its shape expects (see `option_answer`): `optionId` for
+        approvals, questions and typed pickers (a `select` whose schema has a single required
+        string or string-array property, such as `{pickedIds: [...]}`: the runtime turns the
+        option id into that value).
 
         Raises:
             EvalAssertionError: Nothing is open, or a request does not offer `option_id`.
@@ -521,8 +521,9 @@ def option_answer(request: InputRequest, option_id: str, *, text: str | None = N
 
     - An approval (`tool-approval`): `optionId` (`approve` or `deny`), `text` as the reason.
     - A request with options and a JSON Schema whose single required property is a string or
-      an array of strings (a typed picker such as `{pickedIds: [...]}`): `value={prop: [option_id]}`
-      (or `{prop: option_id}`).
+      an array of strings (a typed picker such as `{pickedIds: [...]}`): `optionId`, which the
+      runtime turns into `{prop: [option_id]}` (or `{prop: option_id}`); for a freeform picker
+      that does not offer it, that `value` directly.
     - Any other request with a schema: None (an option id cannot fill it; send `value`).
     - Otherwise: `optionId` (or, for a freeform question that does not offer it, `text`).
 
@@ -537,8 +538,12 @@ def option_answer(request: InputRequest, option_id: str, *, text: str | None = N
         )
     if option_id not in offered and not request.allow_freeform:
         return None
-    if request.response_schema is not None and pick_field(request) is None:
+    picker = pick_field(request)
+    if request.response_schema is not None and picker is None:
         return None  # a schema an option id cannot answer
+    if picker is not None and option_id not in offered:  # free text in a freeform picker
+        field, many = picker
+        return InputResponse(request_id=request.request_id, value={field: [option_id] if many else option_id})
     if option_id in offered:
         # For a typed picker the runtime turns the option id into the schema's value.
         return InputResponse(request_id=request.request_id, option_id=option_id, text=text)

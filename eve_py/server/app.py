@@ -268,10 +268,8 @@ class _Api:
         """
         if record.status != "running" or self.runner.busy(record.id) or not self._settled(record):
             return
-        try:
-            await self.runner.start(await self.runtime.get_session(record.id), lambda s: s.resume())
-        except EveError:
-            _log.warning("could not resume session %s; another worker may have taken it over", record.id)
+        # In the background: the request that noticed must not wait for the turn's next step.
+        self.runner.spawn(await self.runtime.get_session(record.id), lambda s: s.resume())
 
     def _settled(self, record: SessionRecord) -> bool:
         """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""
@@ -327,6 +325,15 @@ class _Api:
         """`POST /session/{id}`: a follow-up `message`, or `inputResponses` for the parked batch."""
         session_id = await self._owned(request)
         body = parse_body(SessionInputBody, await self._body(request))
+        record = await self.runtime.store.load(session_id)
+        if record.status == "running" and not self.runner.busy(session_id) and self._settled(record):
+            await self._recover(record)
+            raise ApiError(
+                "The session's last turn stopped with its worker and is being finished now; send this again "
+                "once it settles (follow the stream).",
+                status=409,
+                code="session_not_ready",
+            )
         work: TurnWork
         if body.input_responses is not None:
             responses = body.input_responses

@@ -198,12 +198,34 @@ class TurnRunner:
             return False
         return await session.cancel()
 
+    def spawn(self, session: Session, work: TurnWork) -> None:
+        """Run `work` on the session in the background without waiting for anything.
+
+        The session counts as busy from this call on; errors are logged, never raised.
+
+        Raises:
+            ApiError: 503 when the server is not running.
+        """
+        group = self._group
+        if group is None:
+            raise ApiError(
+                "The server is not accepting work (it is starting or shutting down).", status=503, code="unavailable"
+            )
+        self._enter(session.id)
+        group.start_soon(self._work, session, work, None)
+
+    def _enter(self, session_id: str) -> None:
+        self._busy[session_id] = self._busy.get(session_id, 0) + 1
+        self._running += 1
+
     async def _run(self, session: Session, work: TurnWork, *, task_status: TaskStatus[Started]) -> None:
+        self._enter(session.id)
+        await self._work(session, work, task_status)
+
+    async def _work(self, session: Session, work: TurnWork, task_status: TaskStatus[Started] | None) -> None:
         session_id = session.id
         current = _Work(session_id, task_status)
         _current.set(current)  # this task's own context
-        self._busy[session_id] = self._busy.get(session_id, 0) + 1
-        self._running += 1
         try:
             await work(session)
         except Exception:

@@ -411,3 +411,13 @@ async def test_tool_calls_include_calls_rejected_before_they_ran() -> None:
     assert isinstance(call.output, str) and call.output.startswith("Unknown tool 'no_such_tool'")
     assert call.input == {"x": 1}
     driver.single_result()
+
+
+def test_option_answer_gives_a_freeform_picker_an_unoffered_id_as_its_value() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"pickedIds": {"type": "array", "items": {"type": "string"}}},
+        "required": ["pickedIds"],
+    }
+    answer = option_answer(_request(options=["red"], schema=schema, freeform=True), "teal")
+    assert answer is not None and answer.value == {"pickedIds": ["teal"]} and answer.option_id is None

@@ -259,12 +259,16 @@ async def test_a_turn_whose_worker_died_is_finished_when_a_restarted_server_is_a
     store = SQLiteSessionStore(path)
     try:
         async with serve(hitl_runtime(hitl_agent, store=store)) as served, served.client() as alice:
-            await alice.get(f"/session/{session_id}")
+            # A message now would race the recovery: it is refused, and recovery starts.
+            refused = await alice.post(f"/session/{session_id}", json={"message": "hello again"})
             events = await read_stream(alice, session_id, -4)
             info = (await alice.get(f"/session/{session_id}")).json()
+            later = await alice.post(f"/session/{session_id}", json={"message": "hello again"})
         record = await store.load(session_id)
     finally:
         await store.aclose()
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "session_not_ready")
+    assert later.status_code == 202
     assert info["status"] == "idle"
     assert events[-2]["data"]["text"] == "Recorded your pick: tpl_blue."
     assert tool_results(record, request_id) == [PICK_BLUE]
