@@ -22,7 +22,8 @@ class AgentDefinition:
     instructions: str | None = None
     """The system prompt. When None, `agent/instructions.md` is used if present."""
     max_steps: int = 20
-    """Most model steps one turn may take (parks do not reset the count)."""
+    """Most model steps a turn takes in a row without a person's input; an answered batch
+    starts the count again, so the model can always act on an answer."""
 
 
 def define_agent(

@@ -163,9 +163,12 @@ class TurnDriver:
                     return self.result(record, "waiting")
                 continue
             assert record.turn is not None
-            if record.turn.steps >= self._max_steps:
+            if record.turn.steps_since_input >= self._max_steps:
                 return await self._fail(
-                    record, [], "STEP_LIMIT", f"The turn reached its limit of {self._max_steps} model steps."
+                    record,
+                    [],
+                    "STEP_LIMIT",
+                    f"The turn reached its limit of {self._max_steps} model steps without a person's input.",
                 )
             record, outcome = await self._step(record)
             if outcome is not None:
@@ -256,7 +259,7 @@ class TurnDriver:
             message = f"The model returned a response that is not valid JSON data: {describe_validation_error(exc)}"
             return record, await self._fail(record, events, "MODEL_ERROR", message)
         assistant = AssistantMessage(content=content)
-        turn = turn.model_copy(update={"steps": step_index + 1})
+        turn = turn.model_copy(update={"steps": step_index + 1, "steps_since_input": turn.steps_since_input + 1})
         if text:
             self._message = text
             events.append(
@@ -571,6 +574,9 @@ class TurnDriver:
             return await self._park(record.model_copy(update=update), again, events)
         settled = pending.model_copy(update={"results": results})
         update |= {"messages": [*record.messages, *_step_messages(settled)], "pending": None}
+        if pending.answers and record.turn is not None:
+            # A person answered: the model gets a fresh step budget to act on it.
+            update["turn"] = record.turn.model_copy(update={"steps_since_input": 0})
         record = record.model_copy(update=update)
         if then is not None:
             record, more = then(record)

@@ -57,7 +57,8 @@ class Runtime:
             `"anthropic:..."`, `"openai:..."`, `"mock"`; see `eve_py.models.registry`). Without
             it, the `EVE_MODEL` environment variable is used if set, else the agent's own model.
         store: Where sessions live; defaults to a new `MemorySessionStore`.
-        max_steps: Most model steps per turn; defaults to the agent's `max_steps`.
+        max_steps: Most model steps a turn takes in a row without a person's input (an answered
+            batch starts the count again); defaults to the agent's `max_steps`.
         lease_s: How long a running turn's worker counts as alive after its last write, in
             seconds; `resume()` elsewhere takes the turn over only after that.
         on_event: Called with each batch of events right after it is stored (sync or async).

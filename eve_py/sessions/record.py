@@ -28,7 +28,9 @@ class TurnState(WireModel):
     sequence: int
     """1 for the session's first turn, 2 for the second, ..."""
     steps: int = 0
-    """Model steps taken so far in this turn."""
+    """Model steps taken so far in this turn (the next step's `stepIndex`)."""
+    steps_since_input: int = 0
+    """Model steps since a person last answered one of this turn's batches (what the limit counts)."""
     status: Literal["running", "waiting", "completed", "failed"] = "running"
     """Where the turn stands."""
     error: str | None = None

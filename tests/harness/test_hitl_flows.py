@@ -397,7 +397,7 @@ async def test_a_turn_stops_at_the_step_limit() -> None:
     result = await session.send("loop")
 
     assert result.status == "failed"
-    assert result.error == "The turn reached its limit of 3 model steps."
+    assert result.error == "The turn reached its limit of 3 model steps without a person's input."
     check_pairing(session.messages)
 
 
@@ -572,3 +572,21 @@ async def test_action_results_are_logged_in_call_order_whatever_order_the_calls_
     done = await session.send("go")
 
     assert [e.data["toolName"] for e in done.events if e.type == "action.result"] == ["slow", "fast"]
+
+
+async def test_an_answer_given_on_the_last_allowed_step_still_reaches_the_model() -> None:
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        asked = len(request.results_for("ask_question"))
+        if asked < 2:
+            return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": f"Question {asked + 1}?"})])
+        return f"Thanks: {[r.output for r in request.results_for('ask_question')]}"
+
+    runtime = Runtime(Agent.from_definitions({}), model=MockModel(respond), max_steps=1)
+    session = await runtime.create_session()
+
+    first = await session.send("go")
+    second = await session.respond([InputResponse(request_id=first.input_requests[0].request_id, text="a")])
+    done = await session.respond([InputResponse(request_id=second.input_requests[0].request_id, text="b")])
+
+    assert done.status == "completed", "each answer starts the step count again"
+    assert done.message == "Thanks: [{'status': 'answered', 'text': 'a'}, {'status': 'answered', 'text': 'b'}]"
