@@ -508,7 +508,8 @@ class TurnDriver:
             else:
                 approved, reason = approval_decision(answer)
                 if approved and _executable(self._agent.tools.get(call.tool_name)):
-                    approved_calls.append(call.tool_call_id)
+                    if call.tool_call_id not in approved_calls:
+                        approved_calls.append(call.tool_call_id)
                     if call.tool_name not in approved_tools:
                         approved_tools.append(call.tool_name)
                     rerun.add(call.tool_call_id)
@@ -528,8 +529,8 @@ class TurnDriver:
         questions: dict[str, QuestionRef] = {}
         requests: list[InputRequest] = []
         for call in pending.assistant.tool_calls:
-            if call.tool_call_id not in rerun:
-                continue
+            if call.tool_call_id not in rerun or call.tool_call_id in pending.results:
+                continue  # not parked here, or it ran and its result was stored before a crash
             tool = self._agent.tools.get(call.tool_name)
             if tool is None or tool.plan is None:
                 results[call.tool_call_id] = _error(call, f"The tool {call.tool_name!r} is no longer available.")
@@ -548,6 +549,16 @@ class TurnDriver:
                 if isinstance(outcome, ToolResultPart):
                     results[call.tool_call_id] = outcome
                     recorded.pop(call.tool_call_id, None)
+                    if not dismiss:
+                        # Stored before anything else runs: after a crash, resume() finds the result
+                        # and does not run this executor (a person approved it once) again.
+                        checkpoint = pending.model_copy(
+                            update={"results": results, "approved_calls": approved_calls, "elicitations": recorded}
+                        )
+                        record = await self.commit(
+                            record.model_copy(update={"pending": checkpoint, "approved_tools": approved_tools}), events
+                        )
+                        pending, events = checkpoint, []
                     break
                 if not dismiss:
                     requests += _elicitation_requests(call, outcome, questions)

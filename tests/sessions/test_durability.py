@@ -379,3 +379,41 @@ async def test_a_store_opened_from_async_code_keeps_sessions_like_one_built_dire
     again = SQLiteSessionStore(tmp_path / "s.db")
     assert (await again.load(session.id)).status == "idle"
     await again.aclose()
+
+
+async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_after_it(tmp_path: Path) -> None:
+    from eve_py import Agent, define_tool
+    from eve_py.testing import MockModelRequest, MockResponse, MockToolCall
+
+    charges: list[int] = []
+
+    def charge(cents: int) -> dict[str, int]:
+        charges.append(cents)
+        return {"charged": cents}
+
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            return MockResponse(tool_calls=[MockToolCall("charge", {"cents": 500})])
+        return f"done: {request.tool_results[0].output}"
+
+    agent = Agent.from_definitions({"charge": define_tool(description="Charge.", execute=charge, needs_approval=True)})
+    db = tmp_path / "s.db"
+    # Commit 1 accepts the approval, 2 stores the executor's result, 3 would append the step.
+    crashing = CrashingStore(db, crash_on=3)
+    session = await Runtime(agent, model=MockModel(respond), store=crashing).create_session()
+    [request] = (await session.send("charge me")).input_requests
+    crashing.armed = True
+
+    with pytest.raises(Crash):
+        await session.respond([InputResponse(request_id=request.request_id, option_id="approve")])
+    await crashing.aclose()
+    assert charges == [500]
+
+    store = SQLiteSessionStore(db)
+    restarted = await Runtime(agent, model=MockModel(respond), store=store).get_session(session.id)
+    done = await restarted.resume(force=True)
+
+    assert done.message == "done: {'charged': 500}"
+    assert charges == [500], "the stored result was used; the approved charge did not run again"
+    assert len(results_for(restarted.record, request.request_id)) == 1
+    await store.aclose()
