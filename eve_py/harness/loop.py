@@ -13,8 +13,10 @@ Every state change is one store commit (record + events, compare-and-set on the 
    the step's messages are appended together, and the loop goes on.
 
 A crash anywhere leaves the last committed state; `Session.resume()` continues from it. The
-answers are durable from the moment they are accepted, and the conversation gets a step's
-results in one write, so a retry can neither lose an answer nor duplicate a result.
+answers are durable from the moment they are accepted, the conversation gets a step's results
+in one write, and a settling batch stores each approved executor's result as soon as it has
+it, so a retry can neither lose an answer nor duplicate a result, and never runs an approved
+executor whose result was stored.
 """
 
 from __future__ import annotations
