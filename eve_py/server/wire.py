@@ -29,7 +29,6 @@ from eve_py.errors import (
     ApiError,
     EveError,
     InputResponseError,
-    InvalidAnswerError,
     InvalidMessageError,
     ModelConfigurationError,
     RequestAlreadyAnsweredError,
@@ -107,30 +106,28 @@ def parse_body(model: type[_M], raw: Any) -> _M:
         raise bad_request(f"Invalid request body: {describe_validation_error(exc, root='(body)')}") from exc
 
 
+_STATUSES: tuple[tuple[type[EveError], int, str], ...] = (
+    # First match wins: subclasses come before the classes they refine.
+    (SessionNotFoundError, 404, "session_not_found"),
+    (InvalidMessageError, 400, "invalid_message"),
+    (RequestAlreadyAnsweredError, 409, "request_already_answered"),
+    (UnknownRequestError, 422, "unknown_request"),
+    (InputResponseError, 422, "invalid_answer"),
+    (SessionNotWaitingError, 409, "session_not_waiting"),
+    (SessionStateError, 409, "session_not_ready"),
+    (SessionConflictError, 409, "conflict"),
+    (SessionError, 409, "session_error"),
+    (ModelConfigurationError, 500, "model_not_configured"),
+)
+
+
 def error_status(exc: EveError) -> tuple[int, str]:
     """The HTTP status and error code for an error (500 `internal_error` for the unexpected)."""
     if isinstance(exc, ApiError):
         return exc.status, exc.code
-    if isinstance(exc, SessionNotFoundError):
-        return 404, "session_not_found"
-    if isinstance(exc, InvalidMessageError):
-        return 400, "invalid_message"
-    if isinstance(exc, RequestAlreadyAnsweredError):
-        return 409, "request_already_answered"
-    if isinstance(exc, UnknownRequestError):
-        return 422, "unknown_request"
-    if isinstance(exc, InvalidAnswerError | InputResponseError):
-        return 422, "invalid_answer"
-    if isinstance(exc, SessionNotWaitingError):
-        return 409, "session_not_waiting"
-    if isinstance(exc, SessionStateError):
-        return 409, "session_not_ready"
-    if isinstance(exc, SessionConflictError):
-        return 409, "conflict"
-    if isinstance(exc, SessionError):
-        return 409, "session_error"
-    if isinstance(exc, ModelConfigurationError):
-        return 500, "model_not_configured"
+    for kind, status, code in _STATUSES:
+        if isinstance(exc, kind):
+            return status, code
     return 500, "internal_error"
 
 
