@@ -21,6 +21,7 @@ executor whose result was stored.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import time
@@ -41,14 +42,14 @@ from eve_py.errors import PairingError, SessionConflictError, ToolError
 from eve_py.harness.events import Event, new_event, new_id, now_iso
 from eve_py.harness.pairing import check_pairing
 from eve_py.models.base import DeltaListener, Model, ModelDelta, ModelRequest
-from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart
+from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
 from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
 from eve_py.parking.batch import PendingStep, QuestionRef
 from eve_py.parking.build import approval_request, client_request, elicitation_request
 from eve_py.parking.requests import InputRequest
 from eve_py.resolvers.solver import Question, RecordedOutcome
 from eve_py.runtime.tools import ResolvedTool
-from eve_py.sessions.record import Lease, SessionRecord
+from eve_py.sessions.record import Lease, SessionRecord, TurnState
 from eve_py.sessions.store import SessionStore
 
 __all__ = ("EventListener", "TurnDriver", "TurnResult", "TurnStatus")
@@ -102,16 +103,36 @@ class TurnDriver:
         self.events: list[Event] = []
         self._message: str | None = None
 
-    async def commit(self, record: SessionRecord, events: list[Event]) -> SessionRecord:
+    async def commit(self, record: SessionRecord, events: list[Event], *, release: bool = False) -> SessionRecord:
         """Write `record` and `events` atomically, then tell the listener.
 
-        A `running` record carries this driver's lease, renewed by the write; any other is freed.
+        A `running` record carries this driver's lease, renewed by the write (unless `release`,
+        which lets another worker take the turn over at once); any other record is freed.
         """
-        lease = Lease(owner=self.owner, expires_at=time.time() + self._lease_s) if record.status == "running" else None
+        running = record.status == "running" and not release
+        lease = Lease(owner=self.owner, expires_at=time.time() + self._lease_s) if running else None
         stored = await self._store.commit(record.model_copy(update={"updated_at": now_iso(), "lease": lease}), events)
         self.events += events
         await notify(self._listener, events)
         return stored
+
+    def start_turn(self, record: SessionRecord, message: str) -> tuple[SessionRecord, list[Event]]:
+        """`record` with a new turn started by the user's `message`, and its first events."""
+        turn = TurnState(turn_id=record.queued_turn_id or new_id("turn"), sequence=record.turn_count + 1)
+        started = record.model_copy(
+            update={
+                "messages": [*record.messages, UserMessage(content=message)],
+                "status": "running",
+                "turn": turn,
+                "turn_count": turn.sequence,
+                "queued_message": None,
+                "queued_turn_id": None,
+            }
+        )
+        return started, [
+            new_event("turn.started", {"turnId": turn.turn_id, "sequence": turn.sequence}),
+            new_event("message.received", {"turnId": turn.turn_id, "message": {"role": "user", "content": message}}),
+        ]
 
     def result(self, record: SessionRecord, status: TurnStatus, error: str | None = None) -> TurnResult:
         """The `TurnResult` for the session as it now stands."""
@@ -139,12 +160,30 @@ class TurnDriver:
                 await self._cancelled(record.id)
             raise
 
+    async def claim(self, record: SessionRecord) -> SessionRecord:
+        """Take over a running turn: write this driver's lease before doing any work.
+
+        Of several workers taking over at once, one wins; the others get `SessionConflictError`
+        here, before they run anything.
+        """
+        return await self.commit(record, [])
+
     async def _cancelled(self, session_id: str) -> None:
-        """After a cancellation: a turn of this driver with no parked step goes back to idle."""
+        """After a cancellation: a turn of this driver with no parked step goes back to idle.
+
+        Mid-settle (answers accepted, results being computed) the turn stays `running`, but the
+        lease is released so `resume()` or a new message can finish it at once.
+        """
         record = await self._store.load(session_id)
         lease = record.lease
-        if record.status != "running" or record.pending is not None or lease is None or lease.owner != self.owner:
-            return  # parked, settled elsewhere, or mid-settle (resume() finishes that)
+        if record.status != "running" or lease is None or lease.owner != self.owner:
+            return  # parked, or settled elsewhere
+        if record.pending is not None or record.queued_message is not None:
+            try:
+                await self.commit(record, [], release=True)
+            except SessionConflictError:
+                pass
+            return
         assert record.turn is not None
         turn_id = record.turn.turn_id
         events = [
@@ -160,9 +199,19 @@ class TurnDriver:
     async def _drive(self, record: SessionRecord) -> TurnResult:
         while True:
             if record.pending is not None:
+                queued = record.queued_message
+                if queued is not None:  # a message dismissed this batch: settle it, start that turn
+                    record = await self.settle(
+                        record, dismiss=True, then=functools.partial(self.start_turn, message=queued)
+                    )
+                    continue
                 record = await self.settle(record)
                 if record.status == "waiting":
                     return self.result(record, "waiting")
+                continue
+            if record.queued_message is not None:
+                started, events = self.start_turn(record, record.queued_message)
+                record = await self.commit(started, events)
                 continue
             assert record.turn is not None
             if record.turn.steps_since_input >= self._max_steps:
@@ -499,6 +548,8 @@ class TurnDriver:
         for request in pending.requests:
             call = calls[request.action.call_id]
             answer = pending.answers.get(request.request_id)
+            if call.tool_call_id in pending.results and request.kind == "tool-approval":
+                continue  # decided and stored before a crash: its event is in the log already
             if request.kind in ("question", "client-tool"):
                 results[call.tool_call_id] = ToolResultPart(
                     tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=client_result(request, answer)
@@ -551,16 +602,15 @@ class TurnDriver:
                 if isinstance(outcome, ToolResultPart):
                     results[call.tool_call_id] = outcome
                     recorded.pop(call.tool_call_id, None)
-                    if not dismiss:
-                        # Stored before anything else runs: after a crash, resume() finds the result
-                        # and does not run this executor (a person approved it once) again.
-                        checkpoint = pending.model_copy(
-                            update={"results": results, "approved_calls": approved_calls, "elicitations": recorded}
-                        )
-                        record = await self.commit(
-                            record.model_copy(update={"pending": checkpoint, "approved_tools": approved_tools}), events
-                        )
-                        pending, events = checkpoint, []
+                    # Stored before anything else runs: after a crash, resume() finds the result
+                    # and does not run this executor (a person approved it once) again.
+                    checkpoint = pending.model_copy(
+                        update={"results": results, "approved_calls": approved_calls, "elicitations": recorded}
+                    )
+                    record = await self.commit(
+                        record.model_copy(update={"pending": checkpoint, "approved_tools": approved_tools}), events
+                    )
+                    pending, events = checkpoint, []
                     break
                 if not dismiss:
                     requests += _elicitation_requests(call, outcome, questions)

@@ -37,12 +37,12 @@ from eve_py.errors import (
 from eve_py.harness.events import Event, new_event, new_id, now_iso
 from eve_py.harness.loop import EventListener, TurnDriver, TurnResult, notify
 from eve_py.models.base import Model
-from eve_py.models.messages import AssistantMessage, Message, ToolMessage, UserMessage
+from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.models.registry import choose_model_spec, resolve_model
 from eve_py.parking.answers import check_response
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.sessions.memory import MemorySessionStore
-from eve_py.sessions.record import SessionRecord, SessionStatus, TurnState
+from eve_py.sessions.record import SessionRecord, SessionStatus
 from eve_py.sessions.store import SessionStore
 
 __all__ = ("Runtime", "Session")
@@ -207,32 +207,17 @@ class Session:
                     f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
                     status=record.status,
                 )
-            await self._finish(driver, record)  # the dead worker's turn, finished as resume() would
+            # The dead worker's turn is finished first, as resume() would; claiming it first means
+            # that of several workers taking over, only one runs anything.
+            await self._finish(driver, await driver.claim(record))
             record = await self._runtime.store.load(self.id)
             if record.status == "running":
                 raise SessionStateError(f"Session {self.id!r} is still running a turn.", status=record.status)
-        turn = TurnState(turn_id=new_id("turn"), sequence=record.turn_count + 1)
-
-        def start_turn(settled: SessionRecord) -> tuple[SessionRecord, list[Event]]:
-            started = settled.model_copy(
-                update={
-                    "messages": [*settled.messages, UserMessage(content=message)],
-                    "status": "running",
-                    "turn": turn,
-                    "turn_count": turn.sequence,
-                }
-            )
-            return started, [
-                new_event("turn.started", {"turnId": turn.turn_id, "sequence": turn.sequence}),
-                new_event(
-                    "message.received", {"turnId": turn.turn_id, "message": {"role": "user", "content": message}}
-                ),
-            ]
-
         pending = record.pending
         if record.status == "waiting" and pending is not None:
-            # Dismissing the batch and starting the new turn are one commit, so a crash cannot
-            # separate them (resume() would otherwise continue the old turn without the message).
+            next_turn = new_id("turn")
+            # One write dismisses the batch and queues the message; settling the batch and starting
+            # the new turn follow. A crash in between loses neither: resume() does both.
             dismissed = new_event(
                 "input.resolved",
                 {
@@ -241,12 +226,20 @@ class Session:
                     "responses": [],
                     "dismissed": [r.request_id for r in pending.open_requests()],
                     "reason": "The user sent a new message instead of answering.",
+                    "nextTurnId": next_turn,
                 },
             )
-            resolving = record.model_copy(update={"pending": pending.model_copy(update={"resolving": True})})
-            record = await driver.settle(resolving, dismiss=True, then=start_turn, events=[dismissed])
+            claimed = record.model_copy(
+                update={
+                    "pending": pending.model_copy(update={"resolving": True}),
+                    "status": "running",
+                    "queued_message": message,
+                    "queued_turn_id": next_turn,
+                }
+            )
+            record = await driver.commit(claimed, [dismissed])
         else:
-            started, events = start_turn(record)
+            started, events = driver.start_turn(record, message)
             record = await driver.commit(started, events)
         return await self._finish(driver, record)
 
@@ -353,7 +346,7 @@ class Session:
                     "(or call resume(force=True) if that worker is known to be dead).",
                     status=record.status,
                 )
-            return await self._finish(driver, record)
+            return await self._finish(driver, await driver.claim(record))
         self._record = record
         if record.status == "waiting":
             return driver.result(record, "waiting")

@@ -251,11 +251,11 @@ class _Api:
         if started.start_index is not None:
             payload["startIndex"] = started.start_index
         # A message to a waiting session first settles the old turn's batch; the new turn is the
-        # one `turn.started` names.
-        ordered = sorted(started.events, key=lambda event: event.type != "turn.started")
-        for event in ordered:
-            turn_id = event.data.get("turnId")
-            if isinstance(turn_id, str):
+        # one `turn.started` names, announced ahead as `nextTurnId` by that settling.
+        for key in ("nextTurnId", "turnId"):
+            ids = [event.data.get(key) for event in started.events]
+            turn_id = next((i for i in ids if isinstance(i, str)), None)
+            if turn_id is not None:
                 payload["turnId"] = turn_id
                 break
         return payload
@@ -268,8 +268,12 @@ class _Api:
         """
         if record.status != "running" or self.runner.busy(record.id) or not self._settled(record):
             return
+        session = await self.runtime.get_session(record.id)
+        if self.runner.busy(record.id):
+            return  # another request started it while this one loaded the session
         # In the background: the request that noticed must not wait for the turn's next step.
-        self.runner.spawn(await self.runtime.get_session(record.id), lambda s: s.resume())
+        # Of several servers recovering at once, resume()'s claim lets exactly one run it.
+        self.runner.spawn(session, lambda s: s.resume())
 
     def _settled(self, record: SessionRecord) -> bool:
         """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""

@@ -65,5 +65,10 @@ class SessionRecord(WireModel):
     """How many events the log holds; the next event's index."""
     approved_tools: list[str] = Field(default_factory=list)
     """Tools a person approved at least once in this session."""
+    queued_message: str | None = None
+    """A message sent while a batch was parked: the batch is being dismissed, then this message
+    starts the next turn (kept here so a crash in between loses neither)."""
+    queued_turn_id: str | None = None
+    """The id the queued message's turn will have (announced as `nextTurnId`)."""
     lease: Lease | None = None
     """Set while a worker runs a turn (`running`); `resume()` takes over only once it expired."""

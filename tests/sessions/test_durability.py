@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from eve_py import (
@@ -417,3 +418,112 @@ async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_afte
     assert charges == [500], "the stored result was used; the approved charge did not run again"
     assert len(results_for(restarted.record, request.request_id)) == 1
     await store.aclose()
+
+
+def _charging_agent(charges: list[int], gate: anyio.Event | None = None) -> tuple[Any, Any]:
+    from eve_py import Agent, define_tool
+    from eve_py.testing import MockModelRequest, MockResponse, MockToolCall
+
+    async def charge(cents: int) -> dict[str, int]:
+        charges.append(cents)
+        if gate is not None:
+            with anyio.fail_after(5):
+                await gate.wait()
+        return {"charged": cents}
+
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            return MockResponse(tool_calls=[MockToolCall("charge", {"cents": 500})])
+        return f"done: {request.tool_results[-1].output}"
+
+    agent = Agent.from_definitions({"charge": define_tool(description="Charge.", execute=charge, needs_approval=True)})
+    return agent, respond
+
+
+async def test_two_workers_taking_over_a_dead_turn_at_once_run_it_once(tmp_path: Path) -> None:
+    charges: list[int] = []
+    agent, respond = _charging_agent(charges)
+    db = tmp_path / "s.db"
+    crashing = CrashingStore(db, crash_on=2)  # dies after the approved charge ran, before storing it
+    session = await Runtime(agent, model=MockModel(respond), store=crashing, lease_s=0).create_session()
+    [request] = (await session.send("charge me")).input_requests
+    crashing.armed = True
+    with pytest.raises(Crash):
+        await session.respond([InputResponse(request_id=request.request_id, option_id="approve")])
+    await crashing.aclose()
+    assert charges == [500]
+
+    inner = SQLiteSessionStore(db)
+    store = BarrierStore(inner, parties=2)
+    runtime = Runtime(agent, model=MockModel(respond), store=store)
+    handles = [await runtime.get_session(session.id) for _ in range(2)]
+    outcomes: list[object] = []
+
+    async def take_over(handle: Any) -> None:
+        try:
+            outcomes.append((await handle.resume()).status)
+        except SessionError as exc:
+            outcomes.append(type(exc).__name__)
+
+    store.armed = True
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            for handle in handles:
+                group.start_soon(take_over, handle)
+
+    assert sorted(map(str, outcomes)) == ["SessionConflictError", "completed"]
+    assert charges == [500, 500], "the result was never stored, so the winner ran it again; the loser ran nothing"
+    await inner.aclose()
+
+
+async def test_a_crash_while_a_message_dismisses_a_batch_still_starts_that_message_s_turn(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    crashing = CrashingStore(db, crash_on=2)  # the dismissal is stored; settling it dies
+    session = await runtime_on(crashing, lease_s=0).create_session()
+    parked = await session.send("help me pick a template")
+    crashing.armed = True
+    with pytest.raises(Crash):
+        await session.send("run the guarded echo")
+    await crashing.aclose()
+
+    store = SQLiteSessionStore(db)
+    restarted = await runtime_on(store).get_session(session.id)
+    done = await restarted.resume()
+
+    assert done.status == "waiting" and done.input_requests[0].kind == "tool-approval"
+    assert [m.content for m in restarted.messages if m.role == "user"] == [
+        "help me pick a template",
+        "run the guarded echo",
+    ]
+    [ignored] = results_for(restarted.record, parked.input_requests[0].request_id)
+    assert ignored.output == {"status": "ignored"}
+    await store.aclose()
+
+
+async def test_cancelling_a_turn_while_its_batch_settles_lets_it_be_finished_at_once() -> None:
+    charges: list[int] = []
+    gate = anyio.Event()
+    agent, respond = _charging_agent(charges, gate)
+    runtime = Runtime(agent, model=MockModel(respond))
+    session = await runtime.create_session()
+    [request] = (await session.send("charge me")).input_requests
+    results: list[Any] = []
+
+    async def approve() -> None:
+        results.append(await session.respond([InputResponse(request_id=request.request_id, option_id="approve")]))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(approve)
+            while not charges:
+                await anyio.lowlevel.checkpoint()
+            assert await session.cancel() is True
+
+    assert results[0].error == "The turn was cancelled."
+    record = await runtime.store.load(session.id)
+    assert record.status == "running" and record.lease is None, "the batch is kept; nobody holds the turn"
+
+    gate.set()
+    done = await session.resume()
+    assert done.status == "completed"
+    assert len(results_for(session.record, request.request_id)) == 1
