@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from eve_py.errors import ApiError
+from eve_py.errors import ApiError, SessionConflictError, SessionStateError
 from eve_py.harness.events import Event
 from eve_py.harness.loop import EventListener
 from eve_py.harness.runtime import Runtime, Session
@@ -228,6 +228,11 @@ class TurnRunner:
         _current.set(current)  # this task's own context
         try:
             await work(session)
+        except (SessionConflictError, SessionStateError):
+            if current.task_status is not None:
+                raise
+            # Background recovery that another worker won: expected, nothing to fix.
+            _log.info("session %s is being run by another worker", session_id)
         except Exception:
             if current.task_status is not None:
                 raise  # nothing was written: the request gets the error
