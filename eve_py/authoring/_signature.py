@@ -20,7 +20,14 @@ from pydantic import BaseModel, ConfigDict, create_model
 from eve_py._json import JsonSchema
 from eve_py.authoring.context import ToolContext
 from eve_py.errors import ToolDefinitionError
-from eve_py.resolvers.plan import Dependency, PlanBuilder, find_resolve, is_context_annotation, union_wraps_resolve
+from eve_py.resolvers.plan import (
+    Dependency,
+    PlanBuilder,
+    find_resolve,
+    is_async_callable,
+    is_context_annotation,
+    union_wraps_resolve,
+)
 from eve_py.resolvers.solver import Question, RecordedOutcome, resolve_parameters
 
 __all__ = ("Completed", "ExecutorPlan", "NeedsInput", "plan_executor")
@@ -88,12 +95,6 @@ class ExecutorPlan:
         if self.is_async:
             return Completed(await self.fn(**kwargs))
         return Completed(await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs)))
-
-
-def _is_async_callable(fn: Callable[..., Any]) -> bool:
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
 def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
@@ -171,7 +172,7 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
     schema.setdefault("properties", {})
     return ExecutorPlan(
         fn=fn,
-        is_async=_is_async_callable(fn),
+        is_async=is_async_callable(fn),
         context_params=tuple(context_params),
         resolved_params=tuple(resolved_params),
         arguments_model=arguments_model,

@@ -9,6 +9,7 @@ hold no `id()`, so recorded answers stay valid across restarts.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import typing
@@ -33,6 +34,7 @@ __all__ = (
     "ResolverNode",
     "ResolverParam",
     "find_resolve",
+    "is_async_callable",
     "is_context_annotation",
     "resolver_identity",
     "resolver_name",
@@ -93,7 +95,11 @@ def _qualname(fn: Callable[..., Any]) -> str:
     return str(getattr(fn, "__qualname__", type(fn).__qualname__))
 
 
-def _is_async(fn: Callable[..., Any]) -> bool:
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """Whether calling `fn` returns an awaitable: async functions, methods, partials of them, and
+    objects with an async `__call__`."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
@@ -180,7 +186,11 @@ class PlanBuilder:
         count = self._key_counts.get(base, 0)
         self._key_counts[base] = count + 1
         node = ResolverNode(
-            fn=fn, key=base if count == 0 else f"{base}#{count}", identity=identity, name=name, is_async=_is_async(fn)
+            fn=fn,
+            key=base if count == 0 else f"{base}#{count}",
+            identity=identity,
+            name=name,
+            is_async=is_async_callable(fn),
         )
         signature = _signature(fn, name)
         if _elicit_arms(signature.return_annotation) > 1:
