@@ -13,6 +13,8 @@ import anyio.lowlevel
 import pytest
 
 from eve_py import (
+    Agent,
+    InputRequest,
     InputResponse,
     PairingError,
     RequestAlreadyAnsweredError,
@@ -21,13 +23,14 @@ from eve_py import (
     SessionError,
     SessionStateError,
     check_pairing,
+    define_tool,
     load_agent,
 )
 from eve_py.agent import load_mock_model
 from eve_py.harness.events import Event
 from eve_py.models.messages import AssistantMessage, ToolCallPart, ToolMessage
 from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
-from eve_py.testing import MockModel
+from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
 
 pytestmark = pytest.mark.anyio
@@ -212,24 +215,30 @@ class CrashingStore:
         await self.inner.aclose()
 
 
+async def die_answering(db: Path, crash_on: int, *, lease_s: float = 120.0) -> tuple[str, InputRequest]:
+    """Park the template question, then answer it in a worker that dies before its `crash_on`-th
+    write after the answer (write 1 accepts the answer). Returns the session id and the request."""
+    crashing = CrashingStore(db, crash_on)
+    session = await runtime_on(crashing, lease_s=lease_s).create_session()
+    [request] = (await session.send("help me pick a template")).input_requests
+    crashing.armed = True
+    with pytest.raises(Crash):
+        await session.respond([InputResponse(request_id=request.request_id, value=PICK)])
+    await crashing.aclose()
+    return session.id, request
+
+
 @pytest.mark.parametrize("crash_on", [2, 3, 4])
 async def test_a_crash_after_the_answer_is_stored_loses_nothing_and_duplicates_nothing(
     tmp_path: Path, crash_on: int
 ) -> None:
     """Commit 1 stores the answer; 2 appends the parked step's results; 3 the `note` step; 4 the final text."""
     db = tmp_path / "s.db"
-    crashing = CrashingStore(db, crash_on)
     # The dying worker's lease is over at once, so a restarted worker may take the turn over.
-    session = await runtime_on(crashing, lease_s=0).create_session()
-    [request] = (await session.send("help me pick a template")).input_requests
-    crashing.armed = True
-
-    with pytest.raises(Crash):
-        await session.respond([InputResponse(request_id=request.request_id, value=PICK)])
-    await crashing.aclose()
+    session_id, request = await die_answering(db, crash_on, lease_s=0)
 
     store = SQLiteSessionStore(db)
-    restarted = await runtime_on(store).get_session(session.id)
+    restarted = await runtime_on(store).get_session(session_id)
     assert restarted.status == "running"
     with pytest.raises(RequestAlreadyAnsweredError, match=r"call resume\(\)"):
         await restarted.respond([InputResponse(request_id=request.request_id, value={"pickedIds": ["tpl_red"]})])
@@ -312,16 +321,10 @@ async def test_a_crash_while_a_new_message_dismisses_a_batch_leaves_the_batch_pa
 
 async def test_resume_does_not_take_over_a_turn_whose_worker_still_holds_its_lease(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    crashing = CrashingStore(db, crash_on=2)
-    session = await runtime_on(crashing).create_session()
-    [request] = (await session.send("help me pick a template")).input_requests
-    crashing.armed = True
-    with pytest.raises(Crash):
-        await session.respond([InputResponse(request_id=request.request_id, value=PICK)])
-    await crashing.aclose()
+    session_id, request = await die_answering(db, crash_on=2)
 
     store = SQLiteSessionStore(db)
-    other = await runtime_on(store).get_session(session.id)
+    other = await runtime_on(store).get_session(session_id)
     before = len(await other.events())
 
     with pytest.raises(SessionStateError, match="whose lease ends in"):
@@ -337,16 +340,10 @@ async def test_resume_does_not_take_over_a_turn_whose_worker_still_holds_its_lea
 
 async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_first(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    crashing = CrashingStore(db, crash_on=2)
-    session = await runtime_on(crashing, lease_s=0).create_session()
-    [request] = (await session.send("help me pick a template")).input_requests
-    crashing.armed = True
-    with pytest.raises(Crash):
-        await session.respond([InputResponse(request_id=request.request_id, value=PICK)])
-    await crashing.aclose()
+    session_id, request = await die_answering(db, crash_on=2, lease_s=0)
 
     store = SQLiteSessionStore(db)
-    restarted = await runtime_on(store).get_session(session.id)
+    restarted = await runtime_on(store).get_session(session_id)
     assert restarted.status == "running"
 
     done = await restarted.send("run the guarded echo")
@@ -382,22 +379,26 @@ async def test_a_store_opened_from_async_code_keeps_sessions_like_one_built_dire
     await again.aclose()
 
 
-async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_after_it(tmp_path: Path) -> None:
-    from eve_py import Agent, define_tool
-    from eve_py.testing import MockModelRequest, MockResponse, MockToolCall
-
-    charges: list[int] = []
-
-    def charge(cents: int) -> dict[str, int]:
+def _charging_agent(charges: list[int], gate: anyio.Event | None = None) -> tuple[Any, Any]:
+    async def charge(cents: int) -> dict[str, int]:
         charges.append(cents)
+        if gate is not None:
+            with anyio.fail_after(5):
+                await gate.wait()
         return {"charged": cents}
 
     def respond(request: MockModelRequest) -> str | MockResponse:
         if not request.tool_results:
             return MockResponse(tool_calls=[MockToolCall("charge", {"cents": 500})])
-        return f"done: {request.tool_results[0].output}"
+        return f"done: {request.tool_results[-1].output}"
 
     agent = Agent.from_definitions({"charge": define_tool(description="Charge.", execute=charge, needs_approval=True)})
+    return agent, respond
+
+
+async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_after_it(tmp_path: Path) -> None:
+    charges: list[int] = []
+    agent, respond = _charging_agent(charges)
     db = tmp_path / "s.db"
     # Commit 1 accepts the approval, 2 stores the executor's result, 3 would append the step.
     crashing = CrashingStore(db, crash_on=3)
@@ -418,26 +419,6 @@ async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_afte
     assert charges == [500], "the stored result was used; the approved charge did not run again"
     assert len(results_for(restarted.record, request.request_id)) == 1
     await store.aclose()
-
-
-def _charging_agent(charges: list[int], gate: anyio.Event | None = None) -> tuple[Any, Any]:
-    from eve_py import Agent, define_tool
-    from eve_py.testing import MockModelRequest, MockResponse, MockToolCall
-
-    async def charge(cents: int) -> dict[str, int]:
-        charges.append(cents)
-        if gate is not None:
-            with anyio.fail_after(5):
-                await gate.wait()
-        return {"charged": cents}
-
-    def respond(request: MockModelRequest) -> str | MockResponse:
-        if not request.tool_results:
-            return MockResponse(tool_calls=[MockToolCall("charge", {"cents": 500})])
-        return f"done: {request.tool_results[-1].output}"
-
-    agent = Agent.from_definitions({"charge": define_tool(description="Charge.", execute=charge, needs_approval=True)})
-    return agent, respond
 
 
 async def test_two_workers_taking_over_a_dead_turn_at_once_run_it_once(tmp_path: Path) -> None:
