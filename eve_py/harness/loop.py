@@ -520,7 +520,6 @@ class TurnDriver:
         *,
         dismiss: bool = False,
         then: Callable[[SessionRecord], tuple[SessionRecord, list[Event]]] | None = None,
-        events: list[Event] | None = None,
     ) -> SessionRecord:
         """Give every parked call of a settled batch its one result and append the step.
 
@@ -530,15 +529,14 @@ class TurnDriver:
         so the step always completes, and `then` may add to the same commit (a new turn).
 
         Args:
-            record: The session, its pending batch marked `resolving` (stored or not yet).
+            record: The session, its pending batch marked `resolving` (as stored).
             dismiss: Settle every open request as unanswered, asking nothing further.
             then: Called with the settled record; its record and events join the commit.
-            events: Events to commit first (e.g. `input.resolved`).
         """
         pending = record.pending
         assert pending is not None and pending.resolving, "only a settled batch is resolved"
         turn_id, step_index = pending.turn_id, pending.step_index
-        events = list(events or [])
+        events: list[Event] = []
         results = dict(pending.results)
         approved_calls = list(pending.approved_calls)
         approved_tools = list(record.approved_tools)
