@@ -202,7 +202,7 @@ class Session:
         driver = self._runtime._driver()
         record = await self._runtime.store.load(self.id)
         if record.status == "running":
-            if _lease_live(record):
+            if record.lease_held():
                 raise SessionStateError(
                     f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
                     status=record.status,
@@ -339,7 +339,7 @@ class Session:
         record = await self._runtime.store.load(self.id)
         if record.status == "running":
             lease = record.lease
-            if lease is not None and _lease_live(record) and not force:
+            if lease is not None and record.lease_held() and not force:
                 raise SessionStateError(
                     f"Session {self.id!r} is running a turn in worker {lease.owner!r}, whose lease ends in "
                     f"{lease.expires_at - time.time():.0f} s; resume() takes over once it expires "
@@ -400,11 +400,6 @@ def _as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:
             "expected {requestId, optionId?, text?, value?, action?}",
             request_id=str(request_id),
         ) from exc
-
-
-def _lease_live(record: SessionRecord) -> bool:
-    """Whether a worker still holds the session's running turn."""
-    return record.lease is not None and record.lease.expires_at > time.time()
 
 
 def _answered_in_history(record: SessionRecord, request_id: str) -> bool:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -279,10 +278,7 @@ class _Api:
         """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""
         if self.runner.busy(record.id):
             return False
-        if record.status != "running":
-            return True
-        lease = record.lease
-        return lease is None or lease.expires_at <= time.time()
+        return record.status != "running" or not record.lease_held()
 
     # --- routes --------------------------------------------------------------------------------
 

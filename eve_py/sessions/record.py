@@ -6,6 +6,7 @@ its event log, so any process on the same store can resume it.
 
 from __future__ import annotations
 
+import time
 from typing import Literal, TypeAlias
 
 from pydantic import Field
@@ -72,3 +73,7 @@ class SessionRecord(WireModel):
     """The id the queued message's turn will have (announced as `nextTurnId`)."""
     lease: Lease | None = None
     """Set while a worker runs a turn (`running`); `resume()` takes over only once it expired."""
+
+    def lease_held(self) -> bool:
+        """Whether a worker holds the running turn now (its lease has not expired)."""
+        return self.lease is not None and self.lease.expires_at > time.time()
