@@ -133,7 +133,7 @@ def eve_per_step(port: int, steps: int, runs: int, warmup: int, stream: bool) ->
     import httpx
 
     from eve_py import Agent, Runtime, define_tool, disable_tool
-    from eve_py.harness.events import Event
+    from eve_py.events import Event
     from eve_py.models import ChatCompletionsModel
 
     async def add_one(n: int) -> int:

@@ -35,7 +35,7 @@ from eve_py.evals.definition import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from eve_py.evals.discovery import EvalCase, discover_evals
 from eve_py.evals.report import EvalRun, result_record, summary_record, write_artifacts, write_junit
 from eve_py.evals.runner import EvalResult, run_evals
-from eve_py.harness.events import now_iso
+from eve_py.events import now_iso
 from eve_py.models.base import Model
 from eve_py.models.registry import choose_model_spec, resolve_model
 

@@ -37,7 +37,7 @@ from eve_py.cli.prompts import ask_request
 from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, SessionError, UsageError
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.harness.loop import TurnResult
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.models.base import Model

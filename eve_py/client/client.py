@@ -42,7 +42,7 @@ from eve_py.errors import (
     SessionStateError,
     UnknownRequestError,
 )
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.harness.loop import TurnResult, TurnStatus
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.sessions.record import SessionStatus, TurnState

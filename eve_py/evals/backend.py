@@ -14,7 +14,7 @@ from typing import Protocol
 
 from eve_py.agent import Agent
 from eve_py.client import Client
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.harness.loop import TurnResult
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.models.base import Model

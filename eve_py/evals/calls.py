@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from eve_py._json import JsonObject, JsonValue
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.parking.answers import client_result
 from eve_py.parking.requests import InputRequest, InputResponse, RequestKind

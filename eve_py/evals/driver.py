@@ -21,7 +21,7 @@ from eve_py.errors import EvalAssertionError, EvalConfigurationError
 from eve_py.evals.backend import EvalBackend, EvalSession
 from eve_py.evals.calls import ToolCall, collect_tool_calls
 from eve_py.evals.matching import Expected, describe, matches, render_json
-from eve_py.harness.events import Event, EventType
+from eve_py.events import Event, EventType
 from eve_py.harness.loop import TurnResult, TurnStatus
 from eve_py.models.messages import Message
 from eve_py.parking.answers import pick_field

@@ -21,7 +21,7 @@ from eve_py.evals.backend import EvalBackend
 from eve_py.evals.definition import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from eve_py.evals.discovery import EvalCase
 from eve_py.evals.driver import EvalDriver
-from eve_py.harness.events import Event
+from eve_py.events import Event
 
 __all__ = ("EvalFailure", "EvalResult", "EvalStatus", "FailureKind", "run_eval", "run_evals")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -33,33 +34,67 @@ import anyio
 import jsonschema
 import pydantic
 
-from eve_py._json import JsonValue, to_json_value
+from eve_py._json import JsonSchema, JsonValue, canonical_dumps, to_json_value
 from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
 from eve_py.authoring.context import ApprovalContext, ToolContext
 from eve_py.errors import PairingError, SessionConflictError, ToolError
-from eve_py.harness.events import Event, new_event, new_id, now_iso
+from eve_py.events import Event, new_event, new_id, now_iso
+from eve_py.events.payloads import (
+    ActionResultData,
+    ActionResultStatus,
+    ActionResultError,
+    ActionsRequestedData,
+    EventData,
+    InputRequestedData,
+    MessageCompletedData,
+    MessageReceivedData,
+    ReceivedPart,
+    ResultCompletedData,
+    SessionWaitingData,
+    StepCompletedData,
+    StepFailedData,
+    StepStartedData,
+    ToolResultAction,
+    TurnCancelledData,
+    TurnCompletedData,
+    TurnFailedData,
+    TurnStartedData,
+    TurnWaitingData,
+)
+from eve_py.harness.deltas import DeltaWriter
+from eve_py.harness.stamp import stamp
 from eve_py.harness.pairing import check_pairing
 from eve_py.models.base import DeltaListener, Model, ModelDelta, ModelRequest
 from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
 from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
 from eve_py.parking.batch import PendingStep, QuestionRef
 from eve_py.parking.build import approval_request, client_request, elicitation_request
-from eve_py.parking.requests import InputRequest
+from eve_py.parking.requests import InputRequest, ToolCallAction
 from eve_py.resolvers.solver import Question, RecordedOutcome
 from eve_py.runtime.tools import ResolvedTool
-from eve_py.sessions.record import Lease, SessionRecord, TurnState
+from eve_py.sessions.record import Lease, SessionRecord, TurnInput, TurnState
 from eve_py.sessions.store import SessionStore
 
-__all__ = ("EventListener", "TurnDriver", "TurnResult", "TurnStatus")
+__all__ = ("Committed", "EventListener", "TurnDriver", "TurnResult", "TurnStatus")
 
 _log = logging.getLogger("eve_py")
 
 TurnStatus = Literal["waiting", "completed", "failed"]
 
-EventListener = Callable[[Sequence[Event]], "Awaitable[None] | None"]
-"""Called with each batch of events right after it is committed."""
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """One committed write's events, and where they landed in the session's log."""
+
+    session_id: str
+    first_index: int
+    """The log index of `events[0]`."""
+    events: Sequence[Event]
+
+
+EventListener = Callable[[Committed], "Awaitable[None] | None"]
+"""Called with each committed write's events right after the commit."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +113,8 @@ class TurnResult:
     """The events committed during this call, oldest first."""
     error: str | None = None
     """Why the turn failed."""
+    result: JsonValue | None = None
+    """The turn's structured result, when it was sent an `output_schema` and completed."""
 
 
 class TurnDriver:
@@ -102,6 +139,7 @@ class TurnDriver:
         self._listener = listener
         self.events: list[Event] = []
         self._message: str | None = None
+        self._result: JsonValue | None = None
 
     async def commit(self, record: SessionRecord, events: list[Event], *, release: bool = False) -> SessionRecord:
         """Write `record` and `events` atomically, then tell the listener.
@@ -113,25 +151,35 @@ class TurnDriver:
         lease = Lease(owner=self.owner, expires_at=time.time() + self._lease_s) if running else None
         stored = await self._store.commit(record.model_copy(update={"updated_at": now_iso(), "lease": lease}), events)
         self.events += events
-        await notify(self._listener, events)
+        await notify(self._listener, Committed(record.id, record.event_count, events))
         return stored
 
-    def start_turn(self, record: SessionRecord, message: str) -> tuple[SessionRecord, list[Event]]:
-        """`record` with a new turn started by the user's `message`, and its first events."""
-        turn = TurnState(turn_id=record.queued_turn_id or new_id("turn"), sequence=record.turn_count + 1)
+    def start_turn(self, record: SessionRecord, sent: TurnInput) -> tuple[SessionRecord, list[Event]]:
+        """`record` with a new turn started by what a person `sent`, and its first events."""
+        turn = TurnState(
+            turn_id=new_id("turn"),
+            sequence=record.next_sequence,
+            delivery_ids=[sent.delivery_id],
+            client_context=sent.client_context,
+            output_schema=sent.output_schema,
+        )
         started = record.model_copy(
             update={
-                "messages": [*record.messages, UserMessage(content=message)],
+                "messages": [*record.messages, UserMessage(content=sent.text)],
                 "status": "running",
                 "turn": turn,
-                "turn_count": turn.sequence,
-                "queued_message": None,
-                "queued_turn_id": None,
+                "queued": None,
             }
         )
+        received = MessageReceivedData(
+            sequence=turn.sequence,
+            turn_id=turn.turn_id,
+            message=sent.text,
+            parts=[ReceivedPart(text=part) for part in sent.parts],
+        )
         return started, [
-            new_event("turn.started", {"turnId": turn.turn_id, "sequence": turn.sequence}),
-            new_event("message.received", {"turnId": turn.turn_id, "message": {"role": "user", "content": message}}),
+            stamp(turn, TurnStartedData(sequence=turn.sequence, turn_id=turn.turn_id)),
+            stamp(turn, received),
         ]
 
     def result(self, record: SessionRecord, status: TurnStatus, error: str | None = None) -> TurnResult:
@@ -144,6 +192,7 @@ class TurnDriver:
             message=self._message,
             events=list(self.events),
             error=error,
+            result=self._result,
         )
 
     async def drive(self, record: SessionRecord) -> TurnResult:
@@ -178,19 +227,19 @@ class TurnDriver:
         lease = record.lease
         if record.status != "running" or lease is None or lease.owner != self.owner:
             return  # parked, or settled elsewhere
-        if record.pending is not None or record.queued_message is not None:
+        if record.pending is not None or record.queued is not None:
             try:
                 await self.commit(record, [], release=True)
             except SessionConflictError:
                 pass
             return
-        assert record.turn is not None
-        turn_id = record.turn.turn_id
+        turn = record.turn
+        assert turn is not None
         events = [
-            new_event("turn.cancelled", {"turnId": turn_id}),
-            new_event("session.waiting", {"sessionId": record.id, "turnId": turn_id, "requestIds": []}),
+            stamp(turn, TurnCancelledData(sequence=turn.sequence, turn_id=turn.turn_id)),
+            stamp(turn, SessionWaitingData()),
         ]
-        turn = record.turn.model_copy(update={"status": "failed", "error": "The turn was cancelled."})
+        turn = turn.model_copy(update={"status": "failed", "error": "The turn was cancelled."})
         try:
             await self.commit(record.model_copy(update={"status": "idle", "turn": turn}), events)
         except SessionConflictError:
@@ -199,18 +248,16 @@ class TurnDriver:
     async def _drive(self, record: SessionRecord) -> TurnResult:
         while True:
             if record.pending is not None:
-                queued = record.queued_message
+                queued = record.queued
                 if queued is not None:  # a message dismissed this batch: settle it, start that turn
-                    record = await self.settle(
-                        record, dismiss=True, then=functools.partial(self.start_turn, message=queued)
-                    )
+                    record = await self.settle(record, dismiss=True, then=functools.partial(self._next_turn, sent=queued))
                     continue
                 record = await self.settle(record)
                 if record.status == "waiting":
                     return self.result(record, "waiting")
                 continue
-            if record.queued_message is not None:
-                started, events = self.start_turn(record, record.queued_message)
+            if record.queued is not None:
+                started, events = self.start_turn(record, record.queued)
                 record = await self.commit(started, events)
                 continue
             assert record.turn is not None
@@ -218,6 +265,7 @@ class TurnDriver:
                 return await self._fail(
                     record,
                     [],
+                    None,
                     "STEP_LIMIT",
                     f"The turn reached its limit of {self._max_steps} model steps without a person's input.",
                 )
@@ -225,61 +273,78 @@ class TurnDriver:
             if outcome is not None:
                 return outcome
 
-    def _delta_listener(self, turn_id: str, step_index: int) -> DeltaListener | None:
-        listener = self._listener
-        if listener is None:
-            return None
+    def _next_turn(self, record: SessionRecord, sent: TurnInput) -> tuple[SessionRecord, list[Event]]:
+        """End the settled turn (`turn.completed`) and start the one `sent` asks for."""
+        ended: list[Event] = []
+        turn = record.turn
+        if turn is not None:
+            ended.append(stamp(turn, TurnCompletedData(sequence=turn.sequence, turn_id=turn.turn_id)))
+            record = record.model_copy(update={"turn": turn.model_copy(update={"status": "completed"})})
+        started, events = self.start_turn(record, sent)
+        return started, ended + events
 
-        count = 0
-
-        async def on_delta(delta: ModelDelta) -> None:
-            nonlocal count
-            data: dict[str, JsonValue] = {
-                "turnId": turn_id,
-                "stepIndex": step_index,
-                "deltaIndex": count,
-                "kind": delta.kind,
-            }
-            count += 1
-            data["text"] = delta.text
-            if delta.call_id is not None:
-                data["callId"] = delta.call_id
-            if delta.tool_name is not None:
-                data["toolName"] = delta.tool_name
-            await notify(listener, [new_event("message.delta", data)])
-
-        return on_delta
-
-    async def _fail(self, record: SessionRecord, events: list[Event], code: str, message: str) -> TurnResult:
-        assert record.turn is not None
+    async def _fail(
+        self, record: SessionRecord, events: list[Event], step_index: int | None, code: str, message: str
+    ) -> TurnResult:
+        """Fail the turn: `step.failed` (when a step failed), `turn.failed`, `session.waiting`."""
+        turn = record.turn
+        assert turn is not None
+        if step_index is not None:
+            failed = StepFailedData(
+                sequence=turn.sequence, turn_id=turn.turn_id, step_index=step_index, code=code, message=message
+            )
+            events.append(stamp(turn, failed))
         events.append(
-            new_event("turn.failed", {"turnId": record.turn.turn_id, "error": {"code": code, "message": message}})
+            stamp(turn, TurnFailedData(sequence=turn.sequence, turn_id=turn.turn_id, code=code, message=message))
         )
-        turn = record.turn.model_copy(update={"status": "failed", "error": message})
+        events.append(stamp(turn, SessionWaitingData()))
+        turn = turn.model_copy(update={"status": "failed", "error": message})
         record = await self.commit(record.model_copy(update={"status": "idle", "turn": turn}), events)
         return self.result(record, "failed", message)
+
+    def _instructions(self, turn: TurnState) -> str | None:
+        """The system prompt for a step of `turn`: the agent's, plus the turn's context and output schema."""
+        parts = [self._agent.instructions] if self._agent.instructions else []
+        if turn.client_context is not None:
+            parts.append(f"Context from the client for this turn:\n{turn.client_context}")
+        if turn.output_schema is not None:
+            parts.append(
+                "When you give your final answer in this turn, reply with only a JSON value (no prose, no code "
+                f"fence) that is valid against this JSON Schema:\n{canonical_dumps(turn.output_schema)}"
+            )
+        return "\n\n".join(parts) if parts else None
 
     async def _step(self, record: SessionRecord) -> tuple[SessionRecord, TurnResult | None]:
         turn = record.turn
         assert turn is not None
         step_index = turn.steps
-        events = [new_event("step.started", {"turnId": turn.turn_id, "stepIndex": step_index})]
+        coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": step_index}
+        # Kept in front of the step's other events; with a delta writer, stored with the first delta
+        # so that a stream shows the step (and its text as it arrives) while the model works.
+        events: list[Event] = [stamp(turn, StepStartedData(**coords, model_id=self._model.name))]
+        try:
+            check_pairing(record.messages)
+        except PairingError as exc:
+            await self._fail(record, events, step_index, "PAIRING", str(exc))
+            raise
+        writer = DeltaWriter(self, turn, step_index, lead=events) if self._listener is not None else None
         request = ModelRequest(
-            instructions=self._agent.instructions,
+            instructions=self._instructions(turn),
             messages=record.messages,
             tools=[tool.spec for tool in self._agent.tools.values()],
-            on_delta=self._delta_listener(turn.turn_id, step_index),
+            on_delta=writer.on_delta if writer is not None else None,
         )
         try:
-            check_pairing(request.messages)
-        except PairingError as exc:
-            events.append(new_event("session.failed", {"error": {"code": "PAIRING", "message": str(exc)}}))
-            await self._fail(record, events, "PAIRING", str(exc))
-            raise
-        try:
-            response = await self._model.request(request)
+            if writer is None:
+                response = await self._model.request(request)
+            else:
+                async with writer.writing(record):
+                    response = await self._model.request(request)
         except Exception as exc:  # a provider failure fails the turn, not the session
-            return record, await self._fail(record, events, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
+            record = writer.record if writer is not None and writer.record is not None else record
+            return record, await self._fail(record, events, step_index, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
+        if writer is not None and writer.record is not None:
+            record = writer.record
 
         # Some compatible servers reuse ids (`call_0` every step); a repeated id would make every
         # later request unpairable, so it gets a suffix, unique in the conversation.
@@ -308,30 +373,17 @@ class TurnDriver:
             }
         except pydantic.ValidationError as exc:
             message = f"The model returned a response that is not valid JSON data: {describe_validation_error(exc)}"
-            return record, await self._fail(record, events, "MODEL_ERROR", message)
+            return record, await self._fail(record, events, step_index, "MODEL_ERROR", message)
         assistant = AssistantMessage(content=content)
         turn = turn.model_copy(update={"steps": step_index + 1, "steps_since_input": turn.steps_since_input + 1})
+        finish = "tool-calls" if assistant.tool_calls else "stop"
         if text:
             self._message = text
-            events.append(
-                new_event("message.completed", {"turnId": turn.turn_id, "stepIndex": step_index, "text": text})
-            )
+            events.append(stamp(turn, MessageCompletedData(**coords, finish_reason=finish, message=text)))
         if not assistant.tool_calls:
-            events.append(new_event("turn.completed", {"turnId": turn.turn_id, "status": "completed"}))
-            record = await self.commit(
-                # Providers reject empty (or blank) assistant text, so a blank response adds nothing.
-                record.model_copy(
-                    update={
-                        "messages": [*record.messages, assistant] if content else record.messages,
-                        "status": "idle",
-                        "turn": turn.model_copy(update={"status": "completed"}),
-                    }
-                ),
-                events,
-            )
-            return record, self.result(record, "completed")
-
-        pending = await self._run_calls(record, turn.turn_id, step_index, assistant, events, unparsed)
+            return await self._complete(record, turn, assistant if content else None, events, step_index)
+        events.append(stamp(turn, StepCompletedData(**coords, finish_reason=finish)))
+        pending = await self._run_calls(record, turn, step_index, assistant, events, unparsed)
         record = record.model_copy(update={"turn": turn})
         if pending.requests:
             record = await self._park(record, pending, events)
@@ -341,32 +393,50 @@ class TurnDriver:
         )
         return record, None
 
+    async def _complete(
+        self,
+        record: SessionRecord,
+        turn: TurnState,
+        assistant: AssistantMessage | None,
+        events: list[Event],
+        step_index: int,
+    ) -> tuple[SessionRecord, TurnResult]:
+        """The model answered without tool calls: end the turn (or fail it: an answer off its schema)."""
+        coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": step_index}
+        events.append(stamp(turn, StepCompletedData(**coords, finish_reason="stop")))
+        # Providers reject empty (or blank) assistant text, so a blank response adds nothing.
+        record = record.model_copy(
+            update={"messages": [*record.messages, assistant] if assistant is not None else record.messages}
+        )
+        if turn.output_schema is not None:
+            result, problem = structured_result(assistant.text if assistant is not None else "", turn.output_schema)
+            if problem is not None:
+                record = record.model_copy(update={"turn": turn})
+                return record, await self._fail(record, events, None, "OUTPUT_INVALID", problem)
+            self._result = result
+            events.append(stamp(turn, ResultCompletedData(**coords, result=result)))
+        events.append(stamp(turn, TurnCompletedData(sequence=turn.sequence, turn_id=turn.turn_id)))
+        events.append(stamp(turn, SessionWaitingData()))
+        record = await self.commit(
+            record.model_copy(update={"status": "idle", "turn": turn.model_copy(update={"status": "completed"})}),
+            events,
+        )
+        return record, self.result(record, "completed")
+
     async def _park(self, record: SessionRecord, pending: PendingStep, events: list[Event]) -> SessionRecord:
-        """Store `pending` as the session's open batch: `input.requested`, `turn.completed`, `session.waiting`."""
+        """Store `pending` as the session's open batch: `input.requested`, then `turn.waiting`."""
         turn = record.turn
         assert turn is not None
-        events.append(
-            new_event(
-                "input.requested",
-                {
-                    "requests": [r.to_wire() for r in pending.requests],
-                    "sequence": turn.sequence,
-                    "stepIndex": pending.step_index,
-                    "turnId": turn.turn_id,
-                },
-            )
+        extensions = {r.request_id: ext for r in pending.requests if (ext := r.extension()) is not None}
+        requested = InputRequestedData(
+            sequence=turn.sequence,
+            turn_id=turn.turn_id,
+            step_index=pending.step_index,
+            requests=[r.to_eve() for r in pending.requests],
+            extensions=extensions or None,
         )
-        events.append(new_event("turn.completed", {"turnId": turn.turn_id, "status": "waiting"}))
-        events.append(
-            new_event(
-                "session.waiting",
-                {
-                    "sessionId": record.id,
-                    "turnId": turn.turn_id,
-                    "requestIds": [r.request_id for r in pending.requests],
-                },
-            )
-        )
+        events.append(stamp(turn, requested))
+        events.append(stamp(turn, TurnWaitingData(sequence=turn.sequence, turn_id=turn.turn_id)))
         return await self.commit(
             record.model_copy(
                 update={"pending": pending, "status": "waiting", "turn": turn.model_copy(update={"status": "waiting"})}
@@ -377,7 +447,7 @@ class TurnDriver:
     async def _run_calls(
         self,
         record: SessionRecord,
-        turn_id: str,
+        turn: TurnState,
         step_index: int,
         assistant: AssistantMessage,
         events: list[Event],
@@ -391,7 +461,7 @@ class TurnDriver:
         parked: dict[str, list[InputRequest]] = {}
         questions: dict[str, QuestionRef] = {}
         runnable: list[tuple[ToolCallPart, ResolvedTool]] = []
-        actions: list[JsonValue] = []
+        actions: list[ToolCallAction] = []
         for call in assistant.tool_calls:
             tool = self._agent.tools.get(call.tool_name)
             if call.tool_call_id in unparsed:
@@ -414,9 +484,7 @@ class TurnDriver:
             if tool.client_resolved:
                 parked[call.tool_call_id] = [client_request(call, tool)]
                 continue
-            actions.append(
-                {"kind": "tool-call", "callId": call.tool_call_id, "toolName": call.tool_name, "input": call.input}
-            )
+            actions.append(ToolCallAction(call_id=call.tool_call_id, tool_name=call.tool_name, input=call.input))
             approval_ctx = ApprovalContext(
                 session_id=record.id,
                 call_id=call.tool_call_id,
@@ -434,11 +502,12 @@ class TurnDriver:
             else:
                 runnable.append((call, tool))
         if actions:
-            events.append(
-                new_event("actions.requested", {"turnId": turn_id, "stepIndex": step_index, "actions": actions})
+            requested = ActionsRequestedData(
+                sequence=turn.sequence, turn_id=turn.turn_id, step_index=step_index, actions=actions
             )
+            events.insert(-1, stamp(turn, requested))  # before `step.completed`, as eve orders them
         events += [
-            _action_result(turn_id, step_index, call, rejected.output, True)
+            _action_result(turn, step_index, call, rejected.output, "failed", "INVALID_TOOL_CALL")
             for call in assistant.tool_calls
             if (rejected := results.get(call.tool_call_id)) is not None
         ]
@@ -447,7 +516,7 @@ class TurnDriver:
 
         async def run(call: ToolCallPart, tool: ResolvedTool) -> None:
             own = call_events[call.tool_call_id]
-            outcome = await self._execute(record.id, turn_id, step_index, call, tool, own, approved=False, recorded={})
+            outcome = await self._execute(record.id, turn, step_index, call, tool, own, approved=False, recorded={})
             if isinstance(outcome, ToolResultPart):
                 results[call.tool_call_id] = outcome
             else:
@@ -459,7 +528,7 @@ class TurnDriver:
         for own in call_events.values():  # in call order, whatever order the calls finished in
             events += own
         return PendingStep(
-            turn_id=turn_id,
+            turn_id=turn.turn_id,
             step_index=step_index,
             assistant=assistant,
             results=results,
@@ -470,7 +539,7 @@ class TurnDriver:
     async def _execute(
         self,
         session_id: str,
-        turn_id: str,
+        turn: TurnState,
         step_index: int,
         call: ToolCallPart,
         tool: ResolvedTool,
@@ -485,10 +554,15 @@ class TurnDriver:
         """
         assert tool.plan is not None, "client-resolved tools have no executor"
         ctx = ToolContext(
-            session_id=session_id, turn_id=turn_id, call_id=call.tool_call_id, tool_name=tool.name, approved=approved
+            session_id=session_id,
+            turn_id=turn.turn_id,
+            call_id=call.tool_call_id,
+            tool_name=tool.name,
+            approved=approved,
         )
         output: JsonValue
         is_error = False
+        error_name: str | None = None
         try:
             outcome = await tool.plan.run(call.input, ctx, recorded)
             if isinstance(outcome, NeedsInput):
@@ -505,11 +579,14 @@ class TurnDriver:
             is_error = True
         except ToolError as exc:
             output = model_output = f"Error executing tool {tool.name}: {exc}"
-            is_error = True
+            is_error, error_name = True, type(exc).__name__
         except Exception as exc:
             output = model_output = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
-            is_error = True
-        events.append(_action_result(turn_id, step_index, call, output, is_error))
+            is_error, error_name = True, type(exc).__name__
+        if is_error:
+            events.append(_action_result(turn, step_index, call, output, "failed", "TOOL_ERROR", error_name))
+        else:
+            events.append(_action_result(turn, step_index, call, output, "completed"))
         return ToolResultPart(
             tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error
         )
@@ -534,8 +611,10 @@ class TurnDriver:
             then: Called with the settled record; its record and events join the commit.
         """
         pending = record.pending
+        turn = record.turn
         assert pending is not None and pending.resolving, "only a settled batch is resolved"
-        turn_id, step_index = pending.turn_id, pending.step_index
+        assert turn is not None and turn.turn_id == pending.turn_id
+        step_index = pending.step_index
         events: list[Event] = []
         results = dict(pending.results)
         approved_calls = list(pending.approved_calls)
@@ -574,7 +653,7 @@ class TurnDriver:
                     "message": message,
                     "tool": {"result": "not_run"},
                 }
-                events.append(_action_result(turn_id, step_index, call, denial, True))
+                events.append(_action_result(turn, step_index, call, denial, "rejected", "TOOL_EXECUTION_DENIED"))
                 results[call.tool_call_id] = _error(call, message)
 
         questions: dict[str, QuestionRef] = {}
@@ -589,7 +668,7 @@ class TurnDriver:
             for _ in range(_DISMISS_ROUNDS if dismiss else 1):
                 outcome = await self._execute(
                     record.id,
-                    turn_id,
+                    turn,
                     step_index,
                     call,
                     tool,
@@ -622,7 +701,7 @@ class TurnDriver:
         update: dict[str, object] = {"approved_tools": approved_tools}
         if requests:
             again = PendingStep(
-                turn_id=turn_id,
+                turn_id=turn.turn_id,
                 step_index=step_index,
                 assistant=pending.assistant,
                 results=results,
@@ -665,15 +744,15 @@ def _elicitation_requests(
     return requests
 
 
-async def notify(listener: EventListener | None, events: Sequence[Event]) -> None:
-    """Hand committed events to a listener; its failure is logged and never breaks the turn.
+async def notify(listener: EventListener | None, committed: Committed) -> None:
+    """Hand a committed write to a listener; its failure is logged and never breaks the turn.
 
     The events are already stored, and a turn stopped half-way would leave the session running.
     """
-    if listener is None or not events:
+    if listener is None or not committed.events:
         return
     try:
-        outcome = listener(events)
+        outcome = listener(committed)
         if inspect.isawaitable(outcome):
             await outcome
     except Exception:
@@ -690,19 +769,28 @@ def _error(call: ToolCallPart, message: str) -> ToolResultPart:
     return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True)
 
 
-def _action_result(turn_id: str, step_index: int, call: ToolCallPart, output: JsonValue, is_error: bool) -> Event:
-    """`action.result`: a call's full output (before `to_model_output`), or why it failed."""
-    return new_event(
-        "action.result",
-        {
-            "turnId": turn_id,
-            "stepIndex": step_index,
-            "callId": call.tool_call_id,
-            "toolName": call.tool_name,
-            "output": output,
-            "isError": is_error,
-        },
+def _action_result(
+    turn: TurnState,
+    step_index: int,
+    call: ToolCallPart,
+    output: JsonValue,
+    status: ActionResultStatus,
+    code: str | None = None,
+    error_name: str | None = None,
+) -> Event:
+    """`action.result`: a call's full output (before `to_model_output`), or why it failed or was rejected."""
+    is_error = status != "completed"
+    error = None
+    if is_error:
+        message = output.get("message") if isinstance(output, dict) else output
+        error = ActionResultError(code=code or "TOOL_ERROR", message=str(message), name=error_name)
+    result = ToolResultAction(
+        call_id=call.tool_call_id, tool_name=call.tool_name, output=output, is_error=is_error or None
     )
+    data = ActionResultData(
+        sequence=turn.sequence, turn_id=turn.turn_id, step_index=step_index, result=result, status=status, error=error
+    )
+    return stamp(turn, data)
 
 
 def _input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
@@ -716,3 +804,19 @@ def _input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
         f"Invalid input for tool {tool.name!r} at {where}: {error.message}. "
         "Call it again with input matching its schema."
     )
+
+
+def structured_result(text: str, schema: JsonSchema) -> tuple[JsonValue, str | None]:
+    """A final answer read as the turn's structured result: (value, None), or (None, why it is not one)."""
+    raw = text.strip()
+    if raw.startswith("```"):
+        raw = raw.strip("`").removeprefix("json").strip()
+    try:
+        value: JsonValue = json.loads(raw)
+    except json.JSONDecodeError:
+        return None, "The model's final answer is not JSON, but the turn asked for a result matching its outputSchema."
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=str)
+    if errors:
+        where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
+        return None, f"The model's final answer fails the turn's outputSchema at {where}: {errors[0].message}"
+    return value, None

@@ -16,6 +16,7 @@ the store, so handles in different processes on one store see the same session.
 from __future__ import annotations
 
 import time
+from importlib import metadata
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -34,15 +35,19 @@ from eve_py.errors import (
     SessionStateError,
     UnknownRequestError,
 )
-from eve_py.harness.events import Event, new_event, new_id, now_iso
-from eve_py.harness.loop import EventListener, TurnDriver, TurnResult, notify
+from eve_py._json import JsonSchema, JsonValue, canonical_dumps
+from eve_py.events import Event, new_event, new_id, now_iso
+from eve_py.events.payloads import InputResolvedData, RuntimeIdentity, SessionStartedData, TurnWaitingData
+from eve_py.harness.loop import Committed, EventListener, TurnDriver, TurnResult, notify
+from eve_py.harness.stamp import stamp
+from eve_py.parking import resolutions
 from eve_py.models.base import Model
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.models.registry import choose_model_spec, resolve_model
 from eve_py.parking.answers import check_response
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.sessions.memory import MemorySessionStore
-from eve_py.sessions.record import SessionRecord, SessionStatus
+from eve_py.sessions.record import SessionRecord, SessionStatus, TurnInput
 from eve_py.sessions.store import SessionStore
 
 __all__ = ("Runtime", "Session")
@@ -61,7 +66,8 @@ class Runtime:
             batch starts the count again); defaults to the agent's `max_steps`.
         lease_s: How long a running turn's worker counts as alive after its last write, in
             seconds; `resume()` elsewhere takes the turn over only after that.
-        on_event: Called with each batch of events right after it is stored (sync or async).
+        on_event: Called with each committed write (`Committed`: session id, the log index of its
+            first event, its events) right after it is stored (sync or async).
 
     Raises:
         ModelConfigurationError: The chosen model string names no provider, or its API key is not set.
@@ -115,9 +121,10 @@ class Runtime:
         """
         now = now_iso()
         record = SessionRecord(id=session_id or new_id("ses"), created_at=now, updated_at=now)
-        events = [new_event("session.started", {"sessionId": record.id, "agent": self.agent.name})]
+        identity = RuntimeIdentity(agent_id=self.agent.name, agent_name=self.agent.name, eve_version=runtime_version())
+        events: list[Event] = [new_event(SessionStartedData(runtime=identity))]
         stored = await self.store.create(record, events)
-        await notify(self.on_event, events)
+        await notify(self.on_event, Committed(record.id, 0, events))
         return Session(self, stored)
 
     async def get_session(self, session_id: str) -> Session:
@@ -181,7 +188,14 @@ class Session:
         """The session's events with index in `[start, stop)`, oldest first."""
         return await self._runtime.store.read_events(self.id, start, stop)
 
-    async def send(self, message: str) -> TurnResult:
+    async def send(
+        self,
+        message: str | Sequence[str],
+        *,
+        client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
+        output_schema: JsonSchema | None = None,
+        delivery_id: str | None = None,
+    ) -> TurnResult:
         """Start a turn with a user message and run it until it completes, parks or fails.
 
         On a waiting session the open requests are dismissed first: questions resolve as
@@ -191,14 +205,31 @@ class Session:
         A turn whose worker died (status `running`, lease expired) is finished first, as
         `resume()` would, so answers it accepted are used; then the message starts a new turn.
 
+        Args:
+            message: The text, or its text parts (joined by newlines for the model).
+            client_context: Context for this turn only (eve's `clientContext`): a string, strings
+                or a JSON object, shown to the model with the instructions at every step of the turn.
+            output_schema: JSON Schema the turn's final answer must satisfy (eve's `outputSchema`):
+                the model is asked for JSON, the answer is checked, `result.completed` carries it
+                and `TurnResult.result` holds it; an answer that does not fit fails the turn.
+            delivery_id: The id this message is known by (`meta.deliveryIds` of the turn's
+                events); a new `dlv_...` id when None.
+
         Raises:
             InvalidMessageError: The message has no non-whitespace text.
             SessionStateError: A turn is running in a worker that still holds its lease.
             ModelConfigurationError: No model is configured.
             SessionConflictError: Another writer changed the session meanwhile.
         """
-        if not message.strip():
+        parts = [message] if isinstance(message, str) else list(message)
+        if not "".join(parts).strip():
             raise InvalidMessageError("A message must contain some text (providers reject blank messages).")
+        sent = TurnInput(
+            parts=parts,
+            delivery_id=delivery_id or new_id("dlv"),
+            client_context=_context_text(client_context),
+            output_schema=output_schema,
+        )
         driver = self._runtime._driver()
         record = await self._runtime.store.load(self.id)
         if record.status == "running":
@@ -214,32 +245,21 @@ class Session:
             if record.status == "running":
                 raise SessionStateError(f"Session {self.id!r} is still running a turn.", status=record.status)
         pending = record.pending
-        if record.status == "waiting" and pending is not None:
-            next_turn = new_id("turn")
+        if record.status == "waiting" and pending is not None and record.turn is not None:
             # One write dismisses the batch and queues the message; settling the batch and starting
             # the new turn follow. A crash in between loses neither: resume() does both.
-            dismissed = new_event(
-                "input.resolved",
-                {
-                    "turnId": pending.turn_id,
-                    "stepIndex": pending.step_index,
-                    "responses": [],
-                    "dismissed": [r.request_id for r in pending.open_requests()],
-                    "reason": "The user sent a new message instead of answering.",
-                    "nextTurnId": next_turn,
-                },
+            dismissed = InputResolvedData(
+                sequence=record.turn.sequence,
+                turn_id=pending.turn_id,
+                step_index=pending.step_index,
+                resolutions=resolutions.unanswered(pending.open_requests()),
             )
             claimed = record.model_copy(
-                update={
-                    "pending": pending.model_copy(update={"resolving": True}),
-                    "status": "running",
-                    "queued_message": message,
-                    "queued_turn_id": next_turn,
-                }
+                update={"pending": pending.model_copy(update={"resolving": True}), "status": "running", "queued": sent}
             )
-            record = await driver.commit(claimed, [dismissed])
+            record = await driver.commit(claimed, [stamp(record.turn, dismissed)])
         else:
-            started, events = driver.start_turn(record, message)
+            started, events = driver.start_turn(record, sent)
             record = await driver.commit(started, events)
         return await self._finish(driver, record)
 
@@ -300,20 +320,18 @@ class Session:
         answers = {**pending.answers, **accepted}
         settled = pending.ready(answers)
         updated = pending.model_copy(update={"answers": answers, "resolving": settled})
-        events = [
-            new_event(
-                "input.resolved",
-                {
-                    "turnId": pending.turn_id,
-                    "stepIndex": pending.step_index,
-                    "responses": [answer.to_wire() for answer in accepted.values()],
-                    "open": [r.request_id for r in updated.open_requests()] if not settled else [],
-                },
-            )
-        ]
+        turn = record.turn
+        assert turn is not None
+        resolved = resolutions.answered(pending.requests, accepted)
+        if settled:
+            resolved += resolutions.unanswered(updated.open_requests())
+        coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
+        events = [stamp(turn, InputResolvedData(**coords, step_index=pending.step_index, resolutions=resolved))]
+        if not settled:  # the rest of the batch is still awaited: the turn parks again
+            events.append(stamp(turn, TurnWaitingData(**coords)))
         update: dict[str, Any] = {"pending": updated, "status": "running" if settled else "waiting"}
-        if settled and record.turn is not None:
-            update["turn"] = record.turn.model_copy(update={"status": "running"})
+        if settled:
+            update["turn"] = turn.model_copy(update={"status": "running"})
         record = await driver.commit(record.model_copy(update=update), events)
         if not settled:
             self._record = record
@@ -385,6 +403,23 @@ class Session:
         if result is None:  # cancelled through cancel()
             return driver.result(self._record, "failed", "The turn was cancelled.")
         return result
+
+
+def runtime_version() -> str:
+    """What `session.started` names as the serving runtime (`eve-py/<version>`)."""
+    try:
+        return f"eve-py/{metadata.version('eve-py')}"
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return "eve-py/unknown"
+
+
+def _context_text(context: str | Sequence[str] | Mapping[str, JsonValue] | None) -> str | None:
+    """Client context as the model is shown it: a string as is, strings one per line, an object as JSON."""
+    if context is None or isinstance(context, str):
+        return context
+    if isinstance(context, Mapping):
+        return canonical_dumps(dict(context))
+    return "\n".join(context)
 
 
 def _as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:

@@ -9,6 +9,12 @@ InputRequest  {requestId, kind: "question"|"client-tool"|"tool-approval"|"elicit
                options?: [{id, label, description?, style?}], allowFreeform?, schema?}
 InputResponse {requestId, optionId?, text?, value?, action?: "accept"|"decline"|"cancel"}
 ```
+
+On eve's wire (`input.requested`) a request is projected to eve 0.80.1's strict `InputRequest`
+(`EveInputRequest`: kind `question` or `tool-approval`, display `text`, `select` or
+`confirmation`, no schema), so eve's own client and validators accept it; the rest
+(`RequestExtension`: the precise kind, `form`, the answer schema) rides beside it, and
+`InputRequest.from_eve` puts the two back together.
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ from eve_py._wire import WireModel
 
 __all__ = (
     "Display",
+    "EveDisplay",
+    "EveInputRequest",
+    "EveRequestKind",
+    "RequestExtension",
     "InputOption",
     "InputRequest",
     "InputResponse",
@@ -35,6 +45,12 @@ client-resolved tool; `tool-approval`: a call waiting for approval; `elicitation
 
 Display: TypeAlias = Literal["text", "select", "confirmation", "form"]
 """How a client should render the request."""
+
+EveRequestKind: TypeAlias = Literal["question", "session-limit", "tool-approval"]
+"""The request kinds eve 0.80.1 knows."""
+
+EveDisplay: TypeAlias = Literal["text", "select", "confirmation"]
+"""The displays eve 0.80.1 knows."""
 
 
 class InputOption(WireModel):
@@ -71,6 +87,68 @@ class InputRequest(WireModel):
     def option_ids(self) -> list[str]:
         """The offered option ids, in order ([] when there are none)."""
         return [option.id for option in self.options or []]
+
+    def to_eve(self) -> EveInputRequest:
+        """This request as eve's strict `InputRequest` (what a plain eve client renders)."""
+        return EveInputRequest(
+            request_id=self.request_id,
+            kind="tool-approval" if self.kind == "tool-approval" else "question",
+            action=self.action,
+            prompt=self.prompt,
+            display="text" if self.display == "form" else self.display,
+            options=self.options,
+            allow_freeform=self.allow_freeform,
+        )
+
+    def extension(self) -> RequestExtension | None:
+        """What eve's shape cannot say about this request, or None when it says it all."""
+        eve = self.to_eve()
+        if eve.kind == self.kind and eve.display == self.display and self.response_schema is None:
+            return None
+        return RequestExtension(kind=self.kind, display=self.display, response_schema=self.response_schema)
+
+    @classmethod
+    def from_eve(cls, request: EveInputRequest, extension: RequestExtension | None = None) -> InputRequest:
+        """Rebuild a request from its eve projection and eve-py's extension (if any).
+
+        A `session-limit` request (eve's, never eve-py's) reads as a `question`.
+        """
+        kind: RequestKind = "tool-approval" if request.kind == "tool-approval" else "question"
+        display: Display = request.display or ("select" if request.options else "text")
+        schema = None
+        if extension is not None:
+            kind, display, schema = extension.kind, extension.display, extension.response_schema
+        return cls(
+            request_id=request.request_id,
+            kind=kind,
+            action=request.action,
+            prompt=request.prompt,
+            display=display,
+            options=request.options,
+            allow_freeform=request.allow_freeform,
+            response_schema=schema,
+        )
+
+
+class EveInputRequest(WireModel):
+    """eve 0.80.1's `InputRequest`, field for field (its zod schema is strict)."""
+
+    request_id: str
+    kind: EveRequestKind
+    action: ToolCallAction
+    prompt: str
+    display: EveDisplay | None = None
+    options: list[InputOption] | None = None
+    allow_freeform: bool | None = None
+
+
+class RequestExtension(WireModel):
+    """eve-py's part of a request that eve's shape has no field for (`input.requested.data.extensions`)."""
+
+    kind: RequestKind
+    display: Display
+    response_schema: JsonSchema | None = Field(default=None, alias="schema")
+    """JSON Schema the answer's `value` (or `text` holding JSON) must satisfy."""
 
 
 class InputResponse(WireModel):

@@ -39,7 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from eve_py.errors import ApiError, AuthenticationError, EveError, SessionNotFoundError
-from eve_py.harness.events import Event, new_id
+from eve_py.events import Event, new_id
 from eve_py.harness.runtime import Runtime
 from eve_py.server.auth import Authenticator, tokens_from_env
 from eve_py.server.hub import WAKE, Hub

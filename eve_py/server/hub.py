@@ -23,7 +23,7 @@ from typing import Final
 
 import anyio
 
-from eve_py.harness.events import Event
+from eve_py.events import Event
 
 __all__ = ("Hub", "Subscriber", "WAKE", "Wake")
 

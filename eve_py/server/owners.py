@@ -21,7 +21,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 import anyio.to_thread
 
 from eve_py.errors import SessionConflictError, UsageError
-from eve_py.harness.events import now_iso
+from eve_py.events import now_iso
 from eve_py.sessions.memory import MemorySessionStore
 from eve_py.sessions.sqlite import SQLiteSessionStore
 from eve_py.sessions.store import SessionStore

@@ -26,7 +26,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from eve_py.errors import ApiError, SessionConflictError, SessionStateError
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.harness.loop import EventListener
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.server.hub import Hub

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from eve_py.errors import SessionConflictError, SessionNotFoundError
-from eve_py.harness.events import Event
+from eve_py.events import Event, dump_event, load_event
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("MemorySessionStore",)
@@ -24,7 +24,7 @@ class MemorySessionStore:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")
         stored = record.model_copy(update={"version": 1, "event_count": len(events)})
         self._records[record.id] = stored.model_dump_json(by_alias=True)
-        self._events[record.id] = [event.model_dump_json(by_alias=True) for event in events]
+        self._events[record.id] = [dump_event(event) for event in events]
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
@@ -47,7 +47,7 @@ class MemorySessionStore:
             update={"version": record.version + 1, "event_count": record.event_count + len(events)}
         )
         self._records[record.id] = stored.model_dump_json(by_alias=True)
-        self._events[record.id].extend(event.model_dump_json(by_alias=True) for event in events)
+        self._events[record.id].extend(dump_event(event) for event in events)
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
@@ -56,7 +56,7 @@ class MemorySessionStore:
             raise SessionNotFoundError(session_id)
         # Indices, not Python slicing: a negative start or stop means 0, as in the SQLite store.
         window = self._events[session_id][max(start, 0) : None if stop is None else max(stop, 0)]
-        return [Event.model_validate_json(raw) for raw in window]
+        return [load_event(raw) for raw in window]
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -11,15 +11,34 @@ from typing import Literal, TypeAlias
 
 from pydantic import Field
 
+from eve_py._json import JsonSchema
 from eve_py._wire import WireModel
 from eve_py.models.messages import Message
 from eve_py.parking.batch import PendingStep
 
-__all__ = ("Lease", "SessionRecord", "SessionStatus", "TurnState")
+__all__ = ("Lease", "SessionRecord", "SessionStatus", "TurnInput", "TurnState")
 
 SessionStatus: TypeAlias = Literal["idle", "running", "waiting"]
 """`idle`: ready for a message. `running`: a turn is in progress (or its worker died: call
 `resume()`). `waiting`: parked on input requests."""
+
+
+class TurnInput(WireModel):
+    """What a person sent to start a turn (`Session.send`), as the turn keeps it."""
+
+    parts: list[str]
+    """The message's text parts (one for a plain string message)."""
+    delivery_id: str
+    """The id the server returned for this message (`deliveryId`); stamped on the turn's events."""
+    client_context: str | None = None
+    """Context the client sent for this turn only (`clientContext`), as the model is shown it."""
+    output_schema: JsonSchema | None = None
+    """JSON Schema the turn's final answer must satisfy (`outputSchema`); see `result.completed`."""
+
+    @property
+    def text(self) -> str:
+        """The message as one text: its parts joined by newlines (as eve flattens them)."""
+        return "\n".join(self.parts)
 
 
 class TurnState(WireModel):
@@ -27,7 +46,13 @@ class TurnState(WireModel):
 
     turn_id: str
     sequence: int
-    """1 for the session's first turn, 2 for the second, ..."""
+    """0 for the session's first turn, 1 for the second, ... (eve's `sequence`)."""
+    delivery_ids: list[str] = Field(default_factory=list)
+    """The accepted messages that own this turn (`meta.deliveryIds` of its events)."""
+    client_context: str | None = None
+    """See `TurnInput.client_context`."""
+    output_schema: JsonSchema | None = None
+    """See `TurnInput.output_schema`."""
     steps: int = 0
     """Model steps taken so far in this turn (the next step's `stepIndex`)."""
     steps_since_input: int = 0
@@ -49,7 +74,8 @@ class Lease(WireModel):
 class SessionRecord(WireModel):
     """A session's durable state."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
+    """2 since events follow eve 0.80.1 (a store written by eve-py 0.1 is not read)."""
     id: str
     version: int = 0
     """Bumped by every write; a write based on an older version is refused (optimistic locking)."""
@@ -59,20 +85,22 @@ class SessionRecord(WireModel):
     messages: list[Message] = Field(default_factory=list)
     """The conversation; always correctly paired (a parked step's messages live in `pending`)."""
     turn: TurnState | None = None
-    turn_count: int = 0
     pending: PendingStep | None = None
     """The parked step, while there is one."""
     event_count: int = 0
     """How many events the log holds; the next event's index."""
     approved_tools: list[str] = Field(default_factory=list)
     """Tools a person approved at least once in this session."""
-    queued_message: str | None = None
+    queued: TurnInput | None = None
     """A message sent while a batch was parked: the batch is being dismissed, then this message
     starts the next turn (kept here so a crash in between loses neither)."""
-    queued_turn_id: str | None = None
-    """The id the queued message's turn will have (announced as `nextTurnId`)."""
     lease: Lease | None = None
     """Set while a worker runs a turn (`running`); `resume()` takes over only once it expired."""
+
+    @property
+    def next_sequence(self) -> int:
+        """The `sequence` the session's next turn gets."""
+        return 0 if self.turn is None else self.turn.sequence + 1
 
     def lease_held(self) -> bool:
         """Whether a worker holds the running turn now (its lease has not expired)."""

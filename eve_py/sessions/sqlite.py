@@ -19,7 +19,7 @@ from typing import Literal, TypeVar
 import anyio.to_thread
 
 from eve_py.errors import SessionConflictError, SessionNotFoundError
-from eve_py.harness.events import Event
+from eve_py.events import Event, dump_event, load_event
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("SQLiteSessionStore",)
@@ -173,7 +173,7 @@ class SQLiteSessionStore:
                 raise SessionNotFoundError(session_id)  # (checked only when nothing was found)
             return [str(row[0]) for row in rows]
 
-        return [Event.model_validate_json(raw) for raw in await self._run(read)]
+        return [load_event(raw) for raw in await self._run(read)]
 
     async def aclose(self) -> None:
         """Close the database connection."""
@@ -183,5 +183,5 @@ class SQLiteSessionStore:
 def _insert_events(db: sqlite3.Connection, session_id: str, first: int, events: Sequence[Event]) -> None:
     db.executemany(
         "INSERT INTO events (session_id, idx, type, event) VALUES (?, ?, ?, ?)",
-        [(session_id, first + i, e.type, e.model_dump_json(by_alias=True)) for i, e in enumerate(events)],
+        [(session_id, first + i, e.type, dump_event(e)) for i, e in enumerate(events)],
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("SessionStore",)

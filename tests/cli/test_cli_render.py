@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from eve_py.cli.main import _Renderer
-from eve_py.harness.events import new_event
+from eve_py.events import new_event
 
 
 def test_streamed_text_is_shown_as_it_arrives_and_not_again_when_the_step_completes(

@@ -14,7 +14,7 @@ import pytest
 from eve_py.agent import Agent
 from eve_py.evals import EvalBackend, EvalResult, InProcessBackend, discover_evals, run_evals
 from eve_py.evals.backend import InProcessSession
-from eve_py.harness.events import Event, new_event
+from eve_py.events import Event, new_event
 from eve_py.harness.loop import TurnResult
 from eve_py.models.base import Model
 from eve_py.models.messages import Message, ToolMessage

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from eve_py import Agent, Runtime, check_pairing, define_tool
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.models import ModelDelta, ModelRequest, ModelResponse, ModelToolCall
 from eve_py.testing import MockModel
 

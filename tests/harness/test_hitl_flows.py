@@ -22,7 +22,7 @@ from eve_py import (
     load_agent,
 )
 from eve_py.agent import load_mock_model
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP

@@ -17,7 +17,7 @@ import pytest
 
 from eve_py import InputResponse, Runtime, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.models import AnthropicModel, ChatCompletionsModel, Model, ModelRequest, RetryPolicy, ToolMessage
 from eve_py.testing import MockModel
 from tests.conftest import HITL_APP

@@ -21,7 +21,7 @@ from eve_py import (
 from eve_py.agent import Agent
 from eve_py.client import Client
 from eve_py.errors import ApiError, AuthenticationError, SessionConflictError
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from tests.server.helpers import ALICE, GatedModel, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from eve_py.agent import Agent
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.harness.runtime import Runtime
 from eve_py.models.messages import ToolMessage
 from eve_py.sessions import SessionRecord, SQLiteSessionStore

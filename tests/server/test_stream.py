@@ -70,7 +70,7 @@ async def test_replay_from_any_start_index_positive_or_negative(hitl_agent: Agen
 
 async def test_store_read_events_agree_on_negative_start(tmp_path: Path) -> None:
     """Both stores read `[start, stop)` by index; a negative start means index 0, not Python slicing."""
-    from eve_py.harness.events import new_event
+    from eve_py.events import new_event
     from eve_py.sessions import SessionRecord
 
     for kind in ("memory", "sqlite"):

@@ -27,7 +27,7 @@ from eve_py import (
     load_agent,
 )
 from eve_py.agent import load_mock_model
-from eve_py.harness.events import Event
+from eve_py.events import Event
 from eve_py.models.messages import AssistantMessage, ToolCallPart, ToolMessage
 from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall

@@ -1,0 +1,108 @@
+"""`DeltaWriter`: a streaming model's text and tool-input deltas, stored as events while the step runs.
+
+eve's wire counts every streamed event in `startIndex`, so deltas are stored like every other
+event (`message.appended`, `action.input.appended`), never sent around the log. Writes do not
+wait on each other: deltas that arrive while a write is in progress are coalesced into one
+event per run of the same kind (and call), as eve does when its stream writer is busy, so a
+fast model costs a bounded number of commits, not one per token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import anyio
+
+from eve_py.events import Event
+from eve_py.events.payloads import ActionInputAppendedData, MessageAppendedData
+from eve_py.harness.stamp import stamp
+from eve_py.models.base import ModelDelta
+from eve_py.sessions.record import SessionRecord, TurnState
+
+if TYPE_CHECKING:
+    from eve_py.harness.loop import TurnDriver
+
+__all__ = ("DeltaWriter", "coalesce")
+
+
+class DeltaWriter:
+    """Stores one step's deltas through its driver's commits, in the order they arrived.
+
+    Args:
+        driver: Commits the writes (so each renews the lease and reaches the listener).
+        turn: The turn the step belongs to (its coordinates and delivery ids).
+        step_index: The step's index.
+        lead: Events that must precede the first delta (`step.started`); the first write takes
+            them out of this list, so what is left in it afterwards is still unwritten.
+    """
+
+    def __init__(self, driver: TurnDriver, turn: TurnState, step_index: int, *, lead: list[Event]) -> None:
+        self._driver = driver
+        self._turn = turn
+        self._step_index = step_index
+        self._lead = lead
+        self._buffer: list[ModelDelta] = []
+        self._wake = anyio.Event()
+        self._closed = False
+        self.record: SessionRecord | None = None
+
+    async def on_delta(self, delta: ModelDelta) -> None:
+        """Queue one delta for the next write (the model never waits for the store)."""
+        if delta.text:
+            self._buffer.append(delta)
+            self._wake.set()
+
+    @asynccontextmanager
+    async def writing(self, record: SessionRecord) -> AsyncIterator[DeltaWriter]:
+        """Write deltas in the background while the block runs; on exit, every queued one is stored.
+
+        `self.record` is the session as last written (read it after the block).
+        """
+        self.record = record
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._run)
+            try:
+                yield self
+            finally:
+                self._closed = True
+                self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            while self._buffer:
+                batch, self._buffer = self._buffer, []
+                events = [*self._lead, *coalesce(self._turn, self._step_index, batch)]
+                assert self.record is not None
+                # A write under way finishes even if the step is cancelled: the record must be
+                # the one stored, or the turn's next write would conflict with its own.
+                with anyio.CancelScope(shield=True):
+                    self.record = await self._driver.commit(self.record, events)
+                self._lead.clear()
+            if self._closed:
+                return
+
+
+def coalesce(turn: TurnState, step_index: int, deltas: list[ModelDelta]) -> list[Event]:
+    """One event per run of adjacent deltas of the same kind (and tool call), texts joined."""
+    runs: list[tuple[ModelDelta, list[str]]] = []
+    for delta in deltas:
+        if runs and runs[-1][0].kind == delta.kind and runs[-1][0].call_id == delta.call_id:
+            runs[-1][1].append(delta.text)
+        else:
+            runs.append((delta, [delta.text]))
+    coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": step_index}
+    events: list[Event] = []
+    for first, texts in runs:
+        text = "".join(texts)
+        if first.kind == "text":
+            events.append(stamp(turn, MessageAppendedData(**coords, message_delta=text)))
+        else:
+            appended = ActionInputAppendedData(
+                **coords, call_id=first.call_id or "", tool_name=first.tool_name or "", input_text_delta=text
+            )
+            events.append(stamp(turn, appended))
+    return events
