@@ -65,6 +65,7 @@ __all__ = (
     "SessionConflictError",
     "SessionError",
     "SessionNotFoundError",
+    "SessionEndedError",
     "SessionNotWaitingError",
     "SessionStateError",
     "ToolDefinitionError",
@@ -186,6 +187,10 @@ class SessionStateError(SessionError):
 
 class SessionNotWaitingError(SessionStateError):
     """`respond()` was called on a session that has no open input request."""
+
+
+class SessionEndedError(SessionStateError):
+    """The session was reset (retired for good): it takes no more messages or answers."""
 
 
 class InvalidMessageError(SessionError):

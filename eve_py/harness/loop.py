@@ -40,14 +40,14 @@ from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
 from eve_py.authoring.context import ApprovalContext, ToolContext
 from eve_py.errors import PairingError, SessionConflictError, ToolError
-from eve_py.events import Event, new_event, new_id, now_iso
+from eve_py.events import Event, new_id, now_iso
 from eve_py.events.payloads import (
     ActionResultData,
-    ActionResultStatus,
     ActionResultError,
+    ActionResultStatus,
     ActionsRequestedData,
-    EventData,
     InputRequestedData,
+    InputResolvedData,
     MessageCompletedData,
     MessageReceivedData,
     ReceivedPart,
@@ -64,10 +64,11 @@ from eve_py.events.payloads import (
     TurnWaitingData,
 )
 from eve_py.harness.deltas import DeltaWriter
-from eve_py.harness.stamp import stamp
 from eve_py.harness.pairing import check_pairing
-from eve_py.models.base import DeltaListener, Model, ModelDelta, ModelRequest
+from eve_py.harness.stamp import stamp
+from eve_py.models.base import Model, ModelRequest
 from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
+from eve_py.parking import resolutions
 from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
 from eve_py.parking.batch import PendingStep, QuestionRef
 from eve_py.parking.build import approval_request, client_request, elicitation_request
@@ -82,6 +83,7 @@ __all__ = ("Committed", "EventListener", "TurnDriver", "TurnResult", "TurnStatus
 _log = logging.getLogger("eve_py")
 
 TurnStatus = Literal["waiting", "completed", "failed"]
+
 
 @dataclass(frozen=True, slots=True)
 class Committed:
@@ -250,7 +252,9 @@ class TurnDriver:
             if record.pending is not None:
                 queued = record.queued
                 if queued is not None:  # a message dismissed this batch: settle it, start that turn
-                    record = await self.settle(record, dismiss=True, then=functools.partial(self._next_turn, sent=queued))
+                    record = await self.settle(
+                        record, dismiss=True, then=functools.partial(self._next_turn, sent=queued)
+                    )
                     continue
                 record = await self.settle(record)
                 if record.status == "waiting":
@@ -443,6 +447,37 @@ class TurnDriver:
             ),
             events,
         )
+
+    async def cancel_parked(self, record: SessionRecord) -> SessionRecord:
+        """End a parked turn: each parked call answered as cancelled, open requests withdrawn.
+
+        Events: `input.resolved` (outcome `cancelled`), `turn.cancelled`, `session.waiting`.
+        """
+        pending, turn = record.pending, record.turn
+        assert pending is not None and turn is not None
+        results = dict(pending.results)
+        for call in pending.assistant.tool_calls:
+            results.setdefault(call.tool_call_id, _error(call, CANCELLED_CALL_RESULT))
+        settled = pending.model_copy(update={"results": results})
+        withdrawn = InputResolvedData(
+            sequence=turn.sequence,
+            turn_id=turn.turn_id,
+            step_index=pending.step_index,
+            resolutions=resolutions.unanswered(pending.open_requests(), "cancelled"),
+        )
+        events = [
+            stamp(turn, withdrawn),
+            stamp(turn, TurnCancelledData(sequence=turn.sequence, turn_id=turn.turn_id)),
+            stamp(turn, SessionWaitingData()),
+        ]
+        update = {
+            "messages": [*record.messages, *_step_messages(settled)],
+            "pending": None,
+            "queued": None,
+            "status": "idle",
+            "turn": turn.model_copy(update={"status": "failed", "error": "The turn was cancelled."}),
+        }
+        return await self.commit(record.model_copy(update=update), events)
 
     async def _run_calls(
         self,
@@ -723,6 +758,9 @@ class TurnDriver:
             events += more
         return await self.commit(record, events)
 
+
+CANCELLED_CALL_RESULT = "The turn was cancelled before this call finished."
+"""The result of a parked call whose turn was cancelled (eve's words)."""
 
 _DISMISS_ROUNDS = 8
 """How many times a dismissed call's resolvers may ask again (each time cancelled) before it fails."""

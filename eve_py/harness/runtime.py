@@ -16,14 +16,15 @@ the store, so handles in different processes on one store see the same session.
 from __future__ import annotations
 
 import time
-from importlib import metadata
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from importlib import metadata
 from typing import Any
 
 import anyio
 from pydantic import ValidationError
 
+from eve_py._json import JsonSchema, JsonValue, canonical_dumps
 from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent
 from eve_py.errors import (
@@ -31,19 +32,27 @@ from eve_py.errors import (
     InvalidAnswerError,
     InvalidMessageError,
     RequestAlreadyAnsweredError,
+    SessionEndedError,
     SessionNotWaitingError,
     SessionStateError,
     UnknownRequestError,
 )
-from eve_py._json import JsonSchema, JsonValue, canonical_dumps
 from eve_py.events import Event, new_event, new_id, now_iso
-from eve_py.events.payloads import InputResolvedData, RuntimeIdentity, SessionStartedData, TurnWaitingData
+from eve_py.events.payloads import (
+    ContextClearedData,
+    InputResolvedData,
+    RuntimeIdentity,
+    SessionCompletedData,
+    SessionStartedData,
+    SessionWaitingData,
+    TurnWaitingData,
+)
 from eve_py.harness.loop import Committed, EventListener, TurnDriver, TurnResult, notify
 from eve_py.harness.stamp import stamp
-from eve_py.parking import resolutions
 from eve_py.models.base import Model
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.models.registry import choose_model_spec, resolve_model
+from eve_py.parking import resolutions
 from eve_py.parking.answers import check_response
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.sessions.memory import MemorySessionStore
@@ -231,7 +240,7 @@ class Session:
             output_schema=output_schema,
         )
         driver = self._runtime._driver()
-        record = await self._runtime.store.load(self.id)
+        record = _active(await self._runtime.store.load(self.id))
         if record.status == "running":
             if record.lease_held():
                 raise SessionStateError(
@@ -263,7 +272,13 @@ class Session:
             record = await driver.commit(started, events)
         return await self._finish(driver, record)
 
-    async def respond(self, responses: Sequence[InputResponse | Mapping[str, Any]]) -> TurnResult:
+    async def respond(
+        self,
+        responses: Sequence[InputResponse | Mapping[str, Any]],
+        *,
+        client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
+        output_schema: JsonSchema | None = None,
+    ) -> TurnResult:
         """Answer open input requests of the parked batch, then continue the turn.
 
         Every response is checked before anything is written. Questions left unanswered
@@ -273,6 +288,8 @@ class Session:
 
         Args:
             responses: `InputResponse`s, or their JSON form (`{"requestId": ..., ...}`).
+            client_context: Replaces the turn's client context from here on (see `send`).
+            output_schema: Replaces the turn's output schema from here on (see `send`).
 
         Raises:
             SessionNotWaitingError: The session has no open input request.
@@ -283,7 +300,7 @@ class Session:
         """
         checked_input = [_as_response(r) for r in responses]
         driver = self._runtime._driver()
-        record = await self._runtime.store.load(self.id)
+        record = _active(await self._runtime.store.load(self.id))
         pending = record.pending
         if not checked_input:
             raise InputResponseError("respond() needs at least one input response", request_id="")
@@ -329,7 +346,11 @@ class Session:
         events = [stamp(turn, InputResolvedData(**coords, step_index=pending.step_index, resolutions=resolved))]
         if not settled:  # the rest of the batch is still awaited: the turn parks again
             events.append(stamp(turn, TurnWaitingData(**coords)))
-        update: dict[str, Any] = {"pending": updated, "status": "running" if settled else "waiting"}
+        if client_context is not None:
+            turn = turn.model_copy(update={"client_context": _context_text(client_context)})
+        if output_schema is not None:
+            turn = turn.model_copy(update={"output_schema": output_schema})
+        update: dict[str, Any] = {"pending": updated, "status": "running" if settled else "waiting", "turn": turn}
         if settled:
             update["turn"] = turn.model_copy(update={"status": "running"})
         record = await driver.commit(record.model_copy(update=update), events)
@@ -374,19 +395,81 @@ class Session:
         return replace(driver.result(record, "completed"), message=_last_assistant_text(record.messages))
 
     async def cancel(self) -> bool:
-        """Cancel this session's turn if it is running in this process.
+        """Cancel this session's turn: a running one in this process, or a parked one.
 
-        The turn stops at once; a turn with no parked step goes back to `idle` with
+        A running turn stops at once; with no parked step it goes back to `idle` with
         `turn.cancelled` and `session.waiting` (the call that ran it returns `failed`). A parked
-        session is not affected: its questions stay answerable.
+        turn ends as eve ends one: its open requests are withdrawn (`input.resolved` with outcome
+        `cancelled`), each parked call gets the result "The turn was cancelled before this call
+        finished.", then `turn.cancelled` and `session.waiting`; a later answer is refused.
 
         Returns:
-            True if a running turn was cancelled, False if none runs here.
+            True if a turn was cancelled, False if none runs here and none is parked.
+
+        Raises:
+            SessionConflictError: Another writer changed the parked session meanwhile.
         """
         scope = self._runtime._active.get(self.id)
-        if scope is None:
+        if scope is not None:
+            scope.cancel()
+            return True
+        record = await self._runtime.store.load(self.id)
+        if record.status != "waiting" or record.pending is None:
             return False
-        scope.cancel()
+        self._record = await self._runtime._driver().cancel_parked(record)
+        return True
+
+    async def clear(self) -> None:
+        """Remove the conversation history, keeping the session (eve's `clear`).
+
+        A parked turn is cancelled first (see `cancel`). Events: `context.cleared`, `session.waiting`.
+
+        Raises:
+            SessionStateError: A turn is running.
+            SessionEndedError: The session was reset.
+            SessionConflictError: Another writer changed the session meanwhile.
+        """
+        if await self.cancel() and self._runtime._active.get(self.id) is not None:
+            raise SessionStateError(
+                f"Session {self.id!r} is running a turn; clear it once it settles.", status="running"
+            )
+        record = _active(await self._runtime.store.load(self.id))
+        if record.status != "idle":
+            raise SessionStateError(
+                f"Session {self.id!r} is running a turn; clear it once it settles.", status=record.status
+            )
+        turn_id = record.turn.turn_id if record.turn is not None else f"turn_{record.next_sequence}"
+        sequence = record.turn.sequence if record.turn is not None else record.next_sequence
+        events: list[Event] = [
+            new_event(ContextClearedData(sequence=sequence, turn_id=turn_id, session_id=self.id)),
+            new_event(SessionWaitingData()),
+        ]
+        self._record = await self._runtime._driver().commit(record.model_copy(update={"messages": []}), events)
+
+    async def reset(self) -> bool:
+        """Retire the session for good (eve's `reset`): `session.completed`; later sends are refused.
+
+        A parked turn is cancelled first.
+
+        Returns:
+            False if the session had been reset already.
+
+        Raises:
+            SessionStateError: A turn is running.
+            SessionConflictError: Another writer changed the session meanwhile.
+        """
+        record = await self._runtime.store.load(self.id)
+        if record.status == "ended":
+            return False
+        if record.status == "running" or self._runtime._active.get(self.id) is not None:
+            raise SessionStateError(
+                f"Session {self.id!r} is running a turn; reset it once it settles.", status="running"
+            )
+        if record.status == "waiting":
+            await self.cancel()
+            record = await self._runtime.store.load(self.id)
+        ended = record.model_copy(update={"status": "ended", "queued": None})
+        self._record = await self._runtime._driver().commit(ended, [new_event(SessionCompletedData())])
         return True
 
     async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
@@ -403,6 +486,17 @@ class Session:
         if result is None:  # cancelled through cancel()
             return driver.result(self._record, "failed", "The turn was cancelled.")
         return result
+
+
+def _active(record: SessionRecord) -> SessionRecord:
+    """The record, unless the session was reset.
+
+    Raises:
+        SessionEndedError: It was.
+    """
+    if record.status == "ended":
+        raise SessionEndedError(f"Session {record.id!r} was reset; start a new session.", status=record.status)
+    return record
 
 
 def runtime_version() -> str:

@@ -1,36 +1,48 @@
-"""`create_app`: the HTTP session API (vercel/eve's session protocol) and the browser chat.
+"""`create_app`: the HTTP session API on eve 0.80.1's wire, and the browser chat.
+
+eve's own `Client` and `useEveAgent` drive it unchanged.
 
 ```
-GET  /eve/v1/health                        -> 200 {ok, status, agent}
-POST /eve/v1/session             {message?} -> 202 {ok, sessionId, status, turnId?, startIndex?}
-GET  /eve/v1/session/{id}                  -> 200 {sessionId, status, turn, inputRequests, eventCount, ...}
-POST /eve/v1/session/{id}        {message} | {inputResponses}
-                                           -> 202 {ok, sessionId, status: "accepted", turnId, startIndex}
-GET  /eve/v1/session/{id}/stream?startIndex=N  -> NDJSON, one event per line
+GET|HEAD /eve/v1/health                    -> 200 {ok: true, status: "ready", workflowId}
+GET  /eve/v1/info                          -> 200 eve's agent-info document (see `eve_py.server.info`)
+POST /eve/v1/session      {message?, clientContext?, outputSchema?}
+                                           -> 202 {ok, sessionId, status: "accepted", deliveryId?, turnId?, startIndex?}
+POST /eve/v1/session/{id} {message, clientContext?, outputSchema?, turnPolicy?} | {inputResponses}
+                                           -> 202 {ok, sessionId, status: "accepted", deliveryId?, turnId?, startIndex?}
+GET  /eve/v1/session/{id}/stream?startIndex=N[&follow=false][&includeTailIndex=1]
+                                           -> NDJSON, one event per line
 POST /eve/v1/session/{id}/cancel {turnId?} -> 202 {ok, sessionId, status: "accepted"}
-                                           |  200 {status: "no_active_turn"}
+                                           |  200 {ok, status: "no_active_turn"}
+POST /eve/v1/session/{id}/clear            -> 202 {ok, sessionId, status: "accepted"}
+POST /eve/v1/session/{id}/reset {reason?}  -> 200 {ok, previousSessionId, status: "reset"}
+                                           |  200 {ok, status: "no_active_session"}
+POST /eve/v1/session/{id}/compact          -> 501 unsupported (eve-py does not compact)
+GET  /eve/v1/session/{id}                  -> 200 {sessionId, status, turn, inputRequests, ...} (eve-py's own)
 GET  /                                     the browser chat
 ```
 
 Turns run in the server process (see `eve_py.server.turns`): a `POST` that starts work returns
-`202` once the work's first events are stored, and `startIndex` is the index of the first of
-them, so `GET .../stream?startIndex=N` shows exactly what the request caused. The stream
-replays the stored events from `startIndex` (a negative one counts from the end of the log),
-then follows the session live, `message.delta` events included, until its turn settles
-(parks, completes, fails or is cancelled). Deltas are never stored and do not count in
-`startIndex`; a client that reconnects from the index after the last stored event it got
-loses nothing.
+`202` once the work's first events are stored, with the message's `deliveryId` (every event of
+the turn it starts carries it in `meta.deliveryIds`) and `startIndex`, the index of the first
+event the request caused. The stream replays the stored events from `startIndex` (a negative
+one counts from the end of the log) and follows the session live. It ends at the stored tail
+with `follow=false`, after a terminal `session.completed`/`session.failed`, or once nothing
+happened for `stream_lease_s` seconds (a client reconnects from its cursor, as eve's does);
+readers stop at the turn boundary they wait for (`turn.waiting`, `session.waiting`) themselves.
+Every streamed event is stored first, text deltas included, so `startIndex` counts every line.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -38,16 +50,26 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from eve_py.errors import ApiError, AuthenticationError, EveError, SessionNotFoundError
-from eve_py.events import Event, new_id
+from eve_py._wire import WireModel
+from eve_py.errors import (
+    ApiError,
+    AuthenticationError,
+    EveError,
+    ModelConfigurationError,
+    SessionNotFoundError,
+    SessionStateError,
+)
+from eve_py.events import InputResolved, TurnStarted, encode_event, new_id
 from eve_py.harness.runtime import Runtime
 from eve_py.server.auth import Authenticator, tokens_from_env
-from eve_py.server.hub import WAKE, Hub
+from eve_py.server.hub import Hub
+from eve_py.server.info import agent_info, health
 from eve_py.server.owners import OwnerStore, owners_for
-from eve_py.server.turns import IndexingStore, TurnRunner, TurnWork
+from eve_py.server.turns import TurnRunner, TurnWork
 from eve_py.server.wire import (
     CancelBody,
     CreateSessionBody,
+    ResetBody,
     SessionInputBody,
     bad_request,
     error_body,
@@ -55,19 +77,22 @@ from eve_py.server.wire import (
     parse_body,
 )
 from eve_py.sessions.record import SessionRecord
-from eve_py.sessions.store import SessionStore
 
 __all__ = ("API_PREFIX", "STATIC_DIR", "STREAM_VERSION", "create_app")
 
 _log = logging.getLogger("eve_py.server")
 
 API_PREFIX = "/eve/v1"
-STREAM_VERSION = "1"
-"""The `x-eve-stream-version` header of every stream."""
+STREAM_VERSION = "26"
+"""The `x-eve-stream-version` of every stream (eve 0.80.1's; its client accepts 21 to 26)."""
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """The browser chat's files (shipped in the package)."""
 
-_NDJSON = "application/x-ndjson"
+_NDJSON = "application/x-ndjson; charset=utf-8"
+_MAX_SAFE_INTEGER = 2**53 - 1
+_LEASE_ENDED = b'{"$eve":"stream.lease-ended","version":1}\n'
+"""eve's transport record: this response ends, reconnect from your cursor (never a session event)."""
+_TERMINAL = ("session.completed", "session.failed")
 
 
 def create_app(
@@ -77,6 +102,7 @@ def create_app(
     owners: OwnerStore | None = None,
     max_body_bytes: int = 1_048_576,
     recheck_s: float = 5.0,
+    stream_lease_s: float = 10.0,
     shutdown_grace_s: float = 5.0,
     chat_ui: bool = True,
 ) -> Starlette:
@@ -87,8 +113,7 @@ def create_app(
 
     Args:
         runtime: The runtime; the app installs its own `on_event` listener (calling any listener
-            the runtime had) and wraps `runtime.store` to learn where each request's events land
-            in the log.
+            the runtime had).
         tokens: Accepted bearer tokens, one principal each; None reads `EVE_API_TOKEN`
             (comma-separated). Empty: no authentication, so listen on loopback only.
         owners: Where session ownership is kept; defaults to a table in the SQLite store's file,
@@ -97,6 +122,8 @@ def create_app(
         recheck_s: How often a stream following a turn that this process does not run (another
             server on the same store) re-reads the store, in seconds. Turns run here wake their
             readers at once.
+        stream_lease_s: A stream with nothing new for this long ends (the client reconnects from
+            its cursor); below eve's client's 15 s idle timeout.
         shutdown_grace_s: On shutdown, how long running turns may go on before they are cancelled.
         chat_ui: Serve the browser chat at `/`.
 
@@ -106,9 +133,10 @@ def create_app(
     api = _Api(
         runtime,
         Authenticator(tokens_from_env() if tokens is None else tokens),
-        owners if owners is not None else owners_for(_unwrapped(runtime.store)),
+        owners if owners is not None else owners_for(runtime.store),
         max_body_bytes=max_body_bytes,
         recheck_s=recheck_s,
+        stream_lease_s=stream_lease_s,
     )
     owns_owners = owners is None
 
@@ -121,16 +149,22 @@ def create_app(
             async with api.runner.running(grace_s=shutdown_grace_s):
                 yield
         finally:
+            api.closing = True
             if owns_owners:
                 await api.owners.aclose()
 
+    session = f"{API_PREFIX}/session/{{session_id}}"
     routes: list[Route | Mount] = [
-        Route(f"{API_PREFIX}/health", api.health, methods=["GET"]),
+        Route(f"{API_PREFIX}/health", api.health, methods=["GET", "HEAD"]),
+        Route(f"{API_PREFIX}/info", api.info, methods=["GET"]),
         Route(f"{API_PREFIX}/session", api.create_session, methods=["POST"]),
-        Route(f"{API_PREFIX}/session/{{session_id}}", api.get_session, methods=["GET"]),
-        Route(f"{API_PREFIX}/session/{{session_id}}", api.post_session, methods=["POST"]),
-        Route(f"{API_PREFIX}/session/{{session_id}}/stream", api.stream, methods=["GET"]),
-        Route(f"{API_PREFIX}/session/{{session_id}}/cancel", api.cancel, methods=["POST"]),
+        Route(session, api.get_session, methods=["GET"]),
+        Route(session, api.post_session, methods=["POST"]),
+        Route(f"{session}/stream", api.stream, methods=["GET"]),
+        Route(f"{session}/cancel", api.cancel, methods=["POST"]),
+        Route(f"{session}/clear", api.clear, methods=["POST"]),
+        Route(f"{session}/reset", api.reset, methods=["POST"]),
+        Route(f"{session}/compact", api.compact, methods=["POST"]),
     ]
     if chat_ui:
         routes += [
@@ -153,14 +187,14 @@ async def _index(request: Request) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return JSONResponse({"error": {"code": code, "message": exc.detail}}, status_code=exc.status_code)
+    return JSONResponse({"ok": False, "error": exc.detail, "code": code}, status_code=exc.status_code)
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
     # The details stay in the server's log: they may name files, tables or other internals.
     _log.error("unexpected error serving %s %s", request.method, request.url.path, exc_info=exc)
     return JSONResponse(
-        {"error": {"code": "internal_error", "message": "The server failed to handle the request; see its log."}},
+        {"ok": False, "error": "The server failed to handle the request; see its log.", "code": "internal_error"},
         status_code=500,
     )
 
@@ -175,7 +209,7 @@ _Method = Callable[["_Api", Request], Awaitable[Response]]
 
 
 def _json_errors(handler: _Method) -> _Method:
-    """Turn the eve-py errors a handler raises into `{error: {code, message}}` responses."""
+    """Turn the eve-py errors a handler raises into eve's `{ok: false, error, code}` responses."""
 
     async def wrapped(self: _Api, request: Request) -> Response:
         try:
@@ -186,6 +220,10 @@ def _json_errors(handler: _Method) -> _Method:
     wrapped.__name__ = handler.__name__
     wrapped.__doc__ = handler.__doc__
     return wrapped
+
+
+def _not_active(session_id: str) -> ApiError:
+    return ApiError(f"The session {session_id!r} is no longer active.", status=409, code="session_not_active")
 
 
 class _Api:
@@ -199,6 +237,7 @@ class _Api:
         *,
         max_body_bytes: int,
         recheck_s: float,
+        stream_lease_s: float,
     ) -> None:
         self.runtime = runtime
         self.auth = auth
@@ -207,6 +246,8 @@ class _Api:
         self.runner = TurnRunner(runtime, self.hub)
         self.max_body_bytes = max_body_bytes
         self.recheck_s = recheck_s
+        self.stream_lease_s = stream_lease_s
+        self.closing = False
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -226,8 +267,20 @@ class _Api:
             raise SessionNotFoundError(session_id)
         return session_id
 
+    async def _live(self, request: Request) -> str:
+        """Like `_owned`, but an unknown session is eve's 409 `session_not_active`."""
+        try:
+            return await self._owned(request)
+        except SessionNotFoundError:
+            raise _not_active(str(request.path_params["session_id"])) from None
+
     async def _body(self, request: Request) -> Any:
-        """The decoded JSON body, None when empty (400 on bad JSON, 413 when too large)."""
+        """The decoded JSON body, None when empty.
+
+        Raises:
+            ApiError: 413 when too large; 415 when not sent as JSON; 400 when not strict JSON
+                (NaN or Infinity), nested too deep, or holding a lone surrogate.
+        """
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
             raise _too_large(self.max_body_bytes)
@@ -238,25 +291,25 @@ class _Api:
                 raise _too_large(self.max_body_bytes)
         if not raw.strip():
             return None
-        try:
-            return json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise bad_request(f"The body is not valid JSON: {exc}") from exc
+        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type != "application/json" and not media_type.endswith("+json"):
+            raise ApiError(
+                "Send the body as JSON (Content-Type: application/json).", status=415, code="unsupported_media_type"
+            )
+        return decode_json(bytes(raw))
 
-    async def _start(self, session_id: str, work: TurnWork) -> dict[str, Any]:
-        """Start work in the background; the accepted payload with `turnId` and `startIndex`."""
+    async def _start(self, session_id: str, work: TurnWork, delivery_id: str | None = None) -> dict[str, Any]:
+        """Start work in the background; the accepted payload with `deliveryId`, `turnId` and `startIndex`."""
         started = await self.runner.start(await self.runtime.get_session(session_id), work)
         payload: dict[str, Any] = {"ok": True, "sessionId": session_id, "status": "accepted"}
+        if delivery_id is not None:
+            payload["deliveryId"] = delivery_id
         if started.start_index is not None:
             payload["startIndex"] = started.start_index
-        # A message to a waiting session first settles the old turn's batch; the new turn is the
-        # one `turn.started` names, announced ahead as `nextTurnId` by that settling.
-        for key in ("nextTurnId", "turnId"):
-            ids = [event.data.get(key) for event in started.events]
-            turn_id = next((i for i in ids if isinstance(i, str)), None)
-            if turn_id is not None:
-                payload["turnId"] = turn_id
-                break
+        turn_ids = [e.data.turn_id for e in started.events if isinstance(e, TurnStarted)]
+        turn_ids += [e.data.turn_id for e in started.events if isinstance(e, InputResolved)]
+        if turn_ids:
+            payload["turnId"] = turn_ids[0]
         return payload
 
     async def _recover(self, record: SessionRecord) -> None:
@@ -283,8 +336,18 @@ class _Api:
     # --- routes --------------------------------------------------------------------------------
 
     async def health(self, request: Request) -> Response:
-        """`GET /health`."""
-        return JSONResponse({"ok": True, "status": "ok", "agent": self.runtime.agent.name})
+        """`GET|HEAD /health`: public, eve's `{ok: true, status: "ready", workflowId}`."""
+        return JSONResponse(health(self.runtime.agent))
+
+    @_json_errors
+    async def info(self, request: Request) -> Response:
+        """`GET /info`: eve's agent-info document (needs the same token as the session routes)."""
+        self._principal(request)
+        try:
+            model_id: str | None = self.runtime.model.name
+        except ModelConfigurationError:
+            model_id = None
+        return JSONResponse(agent_info(self.runtime.agent, model_id=model_id))
 
     @_json_errors
     async def create_session(self, request: Request) -> Response:
@@ -296,9 +359,15 @@ class _Api:
         with self.runner.attribute(session_id):
             session = await self.runtime.create_session(session_id)
         payload: dict[str, Any] = {"ok": True, "sessionId": session.id, "status": "accepted"}
-        message = body.message
-        if message is not None:
-            payload = await self._start(session.id, lambda s: s.send(message))
+        parts = body.message_parts()
+        if parts is not None:
+            delivery_id = new_id("dlv")
+            context, schema = body.client_context, body.output_schema
+            payload = await self._start(
+                session.id,
+                lambda s: s.send(parts, client_context=context, output_schema=schema, delivery_id=delivery_id),
+                delivery_id,
+            )
         return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session.id})
 
     @_json_errors
@@ -310,6 +379,7 @@ class _Api:
         record = session.record
         turn = record.turn.to_wire() if record.turn is not None else None
         payload = {
+            "ok": True,
             "sessionId": record.id,
             "status": record.status,
             "turn": turn,
@@ -323,9 +393,11 @@ class _Api:
     @_json_errors
     async def post_session(self, request: Request) -> Response:
         """`POST /session/{id}`: a follow-up `message`, or `inputResponses` for the parked batch."""
-        session_id = await self._owned(request)
+        session_id = await self._live(request)
         body = parse_body(SessionInputBody, await self._body(request))
         record = await self.runtime.store.load(session_id)
+        if record.status == "ended":
+            raise _not_active(session_id)
         if record.status == "running" and not self.runner.busy(session_id) and self._settled(record):
             await self._recover(record)
             raise ApiError(
@@ -334,124 +406,158 @@ class _Api:
                 status=409,
                 code="session_not_ready",
             )
+        context, schema = body.client_context, body.output_schema
         work: TurnWork
+        delivery_id = None
         if body.input_responses is not None:
             responses = body.input_responses
-            work = lambda s: s.respond(responses)  # noqa: E731
+            work = lambda s: s.respond(responses, client_context=context, output_schema=schema)  # noqa: E731
         else:
-            message = body.message
-            assert message is not None
-            work = lambda s: s.send(message)  # noqa: E731
-        payload = await self._start(session_id, work)
+            parts = body.message_parts()
+            assert parts is not None
+            delivery_id = new_id("dlv")
+            work = lambda s: s.send(  # noqa: E731
+                parts, client_context=context, output_schema=schema, delivery_id=delivery_id
+            )
+        payload = await self._start(session_id, work, delivery_id)
         return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
 
     @_json_errors
     async def cancel(self, request: Request) -> Response:
-        """`POST /session/{id}/cancel`: cancel the running turn (a parked one is left as it is)."""
+        """`POST /session/{id}/cancel`: cancel the running or parked turn."""
         session_id = await self._owned(request)
         body = parse_body(CancelBody, await self._body(request))
-        await self.runtime.store.load(session_id)
-        if await self.runner.cancel(session_id, body.turn_id):
+        record = await self.runtime.store.load(session_id)
+        turn = record.turn
+        if body.turn_id is not None and (turn is None or turn.turn_id != body.turn_id):
+            return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
+        if self.runner.busy(session_id):
+            cancelled = await self.runner.cancel(session_id, body.turn_id)
+        else:
+            cancelled = await (await self.runtime.get_session(session_id)).cancel()
+        if cancelled:
             return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
-        return JSONResponse({"status": "no_active_turn"}, status_code=200)
+        return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
+
+    @_json_errors
+    async def clear(self, request: Request) -> Response:
+        """`POST /session/{id}/clear`: remove the session's history (`context.cleared`)."""
+        session_id = await self._live(request)
+        parse_body(WireModel, await self._body(request))
+        session = await self.runtime.get_session(session_id)
+        if session.status == "ended":
+            return JSONResponse({"ok": True, "status": "no_active_session"})
+        if self.runner.busy(session_id):
+            raise SessionStateError("A turn is running; clear the session once it settles.", status="running")
+        with self.runner.attribute(session_id):
+            await session.clear()
+        return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
+
+    @_json_errors
+    async def reset(self, request: Request) -> Response:
+        """`POST /session/{id}/reset`: retire the session for good (`session.completed`)."""
+        session_id = await self._live(request)
+        parse_body(ResetBody, await self._body(request))
+        if self.runner.busy(session_id):
+            await self.runner.cancel(session_id)
+            raise SessionStateError("A turn was running; it is being cancelled, reset again.", status="running")
+        session = await self.runtime.get_session(session_id)
+        with self.runner.attribute(session_id):
+            if not await session.reset():
+                return JSONResponse({"ok": True, "status": "no_active_session"})
+        return JSONResponse({"ok": True, "previousSessionId": session_id, "status": "reset"})
+
+    @_json_errors
+    async def compact(self, request: Request) -> Response:
+        """`POST /session/{id}/compact`: eve-py does not summarize sessions; 501."""
+        await self._live(request)
+        raise ApiError(
+            "eve-py does not compact sessions (no summarizing model step); use clear to drop the history.",
+            status=501,
+            code="unsupported",
+        )
 
     @_json_errors
     async def stream(self, request: Request) -> Response:
-        """`GET /session/{id}/stream?startIndex=N`: the event log as NDJSON, live until the turn settles."""
+        """`GET /session/{id}/stream?startIndex=N`: the event log as NDJSON, then live events."""
         session_id = await self._owned(request)
-        raw_start = request.query_params.get("startIndex", "0")
-        try:
-            start = int(raw_start)
-        except ValueError:
-            raise bad_request(f"startIndex must be an integer, got {raw_start!r}") from None
+        query = request.query_params
+        start = _start_index(query.get("startIndex", "0"))
+        follow = query.get("follow", "true").lower() not in ("false", "0")
         record = await self.runtime.store.load(session_id)
         await self._recover(record)
+        tail = record.event_count - 1
         if start < 0:
             start = max(0, record.event_count + start)
         headers = {
             "x-eve-session-id": session_id,
             "x-eve-stream-version": STREAM_VERSION,
+            "x-eve-stream-format": "ndjson",
             "x-eve-start-index": str(start),
             "cache-control": "no-store",
             "x-accel-buffering": "no",
         }
-        return StreamingResponse(self._follow(session_id, start), media_type=_NDJSON, headers=headers)
+        if not follow or query.get("includeTailIndex") in ("1", "true"):
+            headers["x-eve-stream-tail-index"] = str(tail)
+        control = query.get("streamControlVersion") == "1"
+        body = self._follow(session_id, start, stop=None if follow else tail + 1, control=control)
+        return StreamingResponse(body, media_type=_NDJSON, headers=headers)
 
-    async def _follow(self, session_id: str, start: int) -> AsyncIterator[bytes]:
-        """Stored events from `start`, then live ones, until the session's turn settles."""
+    async def _follow(self, session_id: str, start: int, *, stop: int | None, control: bool) -> AsyncIterator[bytes]:
+        """Stored events from `start` (to `stop`), then live ones, until the stream's end (see the module)."""
         subscriber = self.hub.subscribe(session_id)  # before the first read: no commit is missed
         try:
             cursor = start
-            deltas = _DeltaFilter()
-            read = True
+            quiet_until = anyio.current_time() + self.stream_lease_s
             while True:
-                if read:
-                    events = await self.runtime.store.read_events(session_id, cursor)
-                    if events:
-                        cursor += len(events)
-                        deltas.saw(events)
-                        yield b"".join(_line(event) for event in events)
-                    read = False
-                    if self.runner.busy(session_id):
-                        continue  # work runs here: its every commit, and its end, wake this reader
-                    if events and _ends_turn(events[-1]):
-                        return  # nothing runs here and the log's last event settled the turn
-                    record = await self.runtime.store.load(session_id)
-                    if cursor < record.event_count:
-                        read = True  # committed between the two reads
-                        continue
-                    if self._settled(record):
+                events = await self.runtime.store.read_events(session_id, cursor, stop)
+                if events:
+                    cursor += len(events)
+                    quiet_until = anyio.current_time() + self.stream_lease_s
+                    yield b"".join(encode_event(event) for event in events)
+                    if events[-1].type in _TERMINAL:
                         return
-                item = await subscriber.get(self.recheck_s)
-                if item is None or item is WAKE:
-                    read = True
-                elif isinstance(item, Event) and not deltas.stale(item):
-                    yield _line(item)
+                if stop is not None and cursor >= stop:
+                    return
+                left = quiet_until - anyio.current_time()
+                if left <= 0 or self.closing:
+                    if control:
+                        yield _LEASE_ENDED
+                    return
+                await subscriber.wait(min(self.recheck_s, left))
         finally:
             self.hub.unsubscribe(subscriber)
 
 
-def _unwrapped(store: SessionStore) -> SessionStore:
-    return store.inner if isinstance(store, IndexingStore) else store
+def decode_json(raw: bytes) -> Any:
+    """Strict JSON (no NaN or Infinity), bounded nesting, no lone surrogates.
+
+    Raises:
+        ApiError: 400 saying which rule the body breaks.
+    """
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+        # A lone surrogate (`"\\ud800"`) decodes but cannot be stored or sent on as UTF-8.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise bad_request("The body is nested too deeply.") from None
+    except UnicodeEncodeError:
+        raise bad_request("The body holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise bad_request(f"Invalid JSON body: {exc}") from exc
+    return value
 
 
-def _ends_turn(event: Event) -> bool:
-    """Whether the event is the last one of a settled turn (parked, completed, failed, cancelled)."""
-    if event.type == "turn.completed":
-        return event.data.get("status") == "completed"
-    return event.type in ("session.waiting", "turn.failed", "turn.cancelled")
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _start_index(raw: str) -> int:
+    """`startIndex` as eve reads it: an integer within JavaScript's safe range (else 400)."""
+    if not re.fullmatch(r"-?\d+", raw) or abs(int(raw)) > _MAX_SAFE_INTEGER:
+        raise bad_request("Expected startIndex to be an integer.")
+    return int(raw)
 
 
 def _too_large(limit: int) -> EveError:
     return ApiError(f"The body is larger than {limit} bytes.", status=413, code="payload_too_large")
-
-
-def _line(event: Event) -> bytes:
-    return event.model_dump_json(by_alias=True).encode("utf-8") + b"\n"
-
-
-class _DeltaFilter:
-    """Drops a live delta whose step the reader already got from the store (its `step.started`)."""
-
-    def __init__(self) -> None:
-        self._steps: dict[str, int] = {}
-        self._ended: set[str] = set()
-
-    def saw(self, events: Sequence[Event]) -> None:
-        for event in events:
-            turn_id = event.data.get("turnId")
-            if not isinstance(turn_id, str):
-                continue
-            if event.type == "step.started":
-                step = event.data.get("stepIndex")
-                if isinstance(step, int):
-                    self._steps[turn_id] = max(step, self._steps.get(turn_id, -1))
-            elif event.type in ("turn.failed", "turn.cancelled"):
-                self._ended.add(turn_id)
-
-    def stale(self, delta: Event) -> bool:
-        turn_id = delta.data.get("turnId")
-        step = delta.data.get("stepIndex")
-        if not isinstance(turn_id, str) or not isinstance(step, int):
-            return False
-        return turn_id in self._ended or step <= self._steps.get(turn_id, -1)

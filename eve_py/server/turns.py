@@ -6,34 +6,31 @@ knows the request was accepted (or gets the error it raised before writing anyth
 a rejected answer), and the work goes on without it. A slow model in one session never blocks
 another session, and the HTTP response does not wait for the model.
 
-The runner installs itself as the runtime's `on_event` listener: each committed batch (and
-each ephemeral `message.delta`) is handed to the `Hub`, which wakes that session's stream
-readers. The session a batch belongs to is known from a context variable set by the task that
-runs the work.
+The runner installs itself as the runtime's `on_event` listener: each committed write (its
+session, where its events landed in the log, the events) is handed to the `Hub`, which wakes
+that session's stream readers. A context variable set by the task that runs a request's work
+tells which request a write answers, so the request learns its first events.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from eve_py.errors import ApiError, SessionConflictError, SessionStateError
 from eve_py.events import Event
-from eve_py.harness.loop import EventListener
+from eve_py.harness.loop import Committed, EventListener
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.server.hub import Hub
-from eve_py.sessions.record import SessionRecord
-from eve_py.sessions.store import SessionStore
 
-__all__ = ("IndexingStore", "Started", "TurnRunner", "TurnWork")
+__all__ = ("Started", "TurnRunner", "TurnWork")
 
 _log = logging.getLogger("eve_py.server")
 
@@ -56,59 +53,17 @@ class _Work:
 
     session_id: str
     task_status: TaskStatus[Started] | None = None
-    first_index: int | None = None
-    """The log index of the first event the work committed (noted by `IndexingStore`)."""
 
-    def report(self, events: Sequence[Event]) -> None:
+    def report(self, committed: Committed | None) -> None:
         if self.task_status is not None:
             status, self.task_status = self.task_status, None
-            status.started(Started(list(events), self.first_index if events else None))
+            if committed is None:
+                status.started(Started([], None))
+            else:
+                status.started(Started(list(committed.events), committed.first_index))
 
 
 _current: ContextVar[_Work | None] = ContextVar("eve_py_server_work", default=None)
-
-
-class IndexingStore:
-    """Wraps the runtime's store to note where the running work's first events land in the log.
-
-    Everything else is passed through unchanged (attributes such as `path` too).
-    """
-
-    def __init__(self, inner: SessionStore) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    @staticmethod
-    def _note(first: int, events: Sequence[Event]) -> None:
-        work = _current.get()
-        if work is not None and work.first_index is None and events:
-            work.first_index = first
-
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        """See `SessionStore.create`."""
-        stored = await self.inner.create(record, events)
-        self._note(0, events)
-        return stored
-
-    async def load(self, session_id: str) -> SessionRecord:
-        """See `SessionStore.load`."""
-        return await self.inner.load(session_id)
-
-    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        """See `SessionStore.commit`."""
-        stored = await self.inner.commit(record, events)
-        self._note(record.event_count, events)
-        return stored
-
-    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
-        """See `SessionStore.read_events`."""
-        return await self.inner.read_events(session_id, start, stop)
-
-    async def aclose(self) -> None:
-        """See `SessionStore.aclose`."""
-        await self.inner.aclose()
 
 
 class TurnRunner:
@@ -125,8 +80,6 @@ class TurnRunner:
         self.hub = hub
         self._previous: EventListener | None = runtime.on_event
         runtime.on_event = self._listen
-        if not isinstance(runtime.store, IndexingStore):
-            runtime.store = IndexingStore(runtime.store)
         self._busy: dict[str, int] = {}
         self._group: TaskGroup | None = None
         self._running = 0
@@ -238,7 +191,7 @@ class TurnRunner:
                 raise  # nothing was written: the request gets the error
             _log.exception("the turn of session %s failed after it was accepted", session_id)
         else:
-            current.report([])
+            current.report(None)
         finally:
             count = self._busy[session_id] - 1
             if count:
@@ -249,33 +202,14 @@ class TurnRunner:
             if not self._running:
                 self._drained.set()
                 self._drained = anyio.Event()
-            if session_id not in self._busy:
-                self.hub.forget(session_id)
             self.hub.wake(session_id)
 
-    async def _listen(self, events: Sequence[Event]) -> None:
+    async def _listen(self, committed: Committed) -> None:
+        self.hub.publish(committed.session_id, committed.events)
         current = _current.get()
-        if current is not None:
-            self.hub.publish(current.session_id, events)
-            stored = [event for event in events if event.type != "message.delta"]
-            if stored:
-                current.report(stored)
-        else:
-            session_id = _session_of(events)
-            if session_id is None:
-                self.hub.wake_all()
-            else:
-                self.hub.publish(session_id, events)
+        if current is not None and current.session_id == committed.session_id:
+            current.report(committed)
         if self._previous is not None:
-            outcome = self._previous(events)
+            outcome = self._previous(committed)
             if inspect.isawaitable(outcome):
                 await outcome
-
-
-def _session_of(events: Sequence[Event]) -> str | None:
-    """The session id an event batch names, if any of its events does."""
-    for event in events:
-        session_id = event.data.get("sessionId")
-        if isinstance(session_id, str):
-            return session_id
-    return None

@@ -1,29 +1,35 @@
-"""Request bodies of the HTTP API, and the mapping from eve-py errors to `{error: {code, message}}`.
+"""Request bodies of the HTTP API (eve 0.80.1's), and the mapping from eve-py errors to eve's error body.
 
-Every error response has the body `{"error": {"code": ..., "message": ...}}`, plus
+Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<code>"}`, plus
 `requestId` for a rejected answer and `status` (the session's) for a state error:
 
 | status | code | raised by |
 |---|---|---|
-| 400 | `bad_request` | a body that is not JSON, has unknown keys or wrong types, or not exactly one of |
-|     |               | `message` / `inputResponses`; a `startIndex` that is not an integer |
+| 400 | `bad_request` | a body that is not a JSON object, has wrong types, is nested too deep or holds a lone |
+|     |               | surrogate; not exactly one of `message` / `inputResponses`; a bad `startIndex` |
+| 400 | `invalid_message` | a message with no text |
 | 401 | `unauthorized` | a missing or wrong bearer token |
-| 404 | `session_not_found` | an unknown session, or one another principal owns |
+| 404 | `session_not_found` | an unknown session's stream or state, or one another principal owns |
+| 404 | `not_found` | an unknown route |
+| 409 | `session_not_active` | a message or answer for an unknown (or reset) session |
 | 409 | `session_not_waiting` | `inputResponses` for a session with no open request |
-| 409 | `session_not_ready` | a message while a turn is running |
+| 409 | `session_not_ready` | a message while a turn is running (eve's client retries it) |
 | 409 | `request_already_answered` | an answer to a request answered before (or twice in one body) |
 | 409 | `conflict` | another client changed the session first (concurrent answers) |
 | 413 | `payload_too_large` | a body over the size limit |
+| 415 | `unsupported_media_type` | a body sent as anything but JSON, or a message part that is not text |
 | 422 | `invalid_answer` | an answer that does not fit its request (option not offered, value fails the schema) |
 | 422 | `unknown_request` | a `requestId` that is not in the parked batch |
+| 501 | `unsupported` | a control eve-py does not implement (`compact`) |
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
+from eve_py._json import JsonObject
 from eve_py._wire import WireModel, describe_validation_error
 from eve_py.errors import (
     ApiError,
@@ -44,6 +50,8 @@ from eve_py.parking.requests import InputResponse
 __all__ = (
     "CancelBody",
     "CreateSessionBody",
+    "MessagePart",
+    "ResetBody",
     "SessionInputBody",
     "bad_request",
     "error_body",
@@ -54,39 +62,89 @@ __all__ = (
 _M = TypeVar("_M", bound=WireModel)
 
 
-def _not_blank(message: str | None) -> str | None:
-    if message is not None and not message.strip():
-        raise ValueError("message must contain some text")
-    return message
+class MessagePart(WireModel):
+    """One part of a message: eve-py reads text parts (`{"type": "text", "text": "..."}`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    text: str | None = None
 
 
-class CreateSessionBody(WireModel):
-    """`POST /session`: an optional first message."""
-
-    message: str | None = None
-
-    _check_message = field_validator("message")(_not_blank)
+ClientContext = str | list[str] | JsonObject
 
 
-class SessionInputBody(WireModel):
+class _TurnBody(WireModel):
+    message: str | list[MessagePart] | None = None
+    client_context: ClientContext | None = None
+    output_schema: JsonObject | None = None
+
+    @field_validator("message")
+    @classmethod
+    def _parts(cls, message: str | list[MessagePart] | None) -> str | list[MessagePart] | None:
+        if isinstance(message, list):
+            if not message:
+                raise ValueError("a message needs at least one part")
+            for part in message:
+                if part.type != "text":
+                    raise ApiError(
+                        f"Message parts of type {part.type!r} are not supported by eve-py; send text parts.",
+                        status=415,
+                        code="unsupported_media_type",
+                    )
+                if not part.text:
+                    raise ValueError("Text parts require a non-empty 'text' string.")
+        return message
+
+    def message_parts(self) -> list[str] | None:
+        """The message as text parts (one for a string), or None without a message."""
+        if self.message is None:
+            return None
+        if isinstance(self.message, str):
+            return [self.message]
+        return [part.text or "" for part in self.message]
+
+
+class CreateSessionBody(_TurnBody):
+    """`POST /session`: an optional first message (with its turn's `clientContext`/`outputSchema`)."""
+
+    operation_id: str | None = None
+    stubs: JsonValue | None = None
+
+    @model_validator(mode="after")
+    def _turn_fields_need_a_message(self) -> CreateSessionBody:
+        if self.message is None and (self.client_context is not None or self.output_schema is not None):
+            raise ValueError("clientContext and outputSchema need a message on the create request")
+        if self.stubs is not None:
+            raise ValueError("tool stubs are not supported by eve-py")
+        return self
+
+
+class SessionInputBody(_TurnBody):
     """`POST /session/{id}`: exactly one of `message` or `inputResponses`."""
 
-    message: str | None = None
     input_responses: list[InputResponse] | None = Field(default=None, min_length=1)
-
-    _check_message = field_validator("message")(_not_blank)
+    turn_policy: Literal["steer", "queue"] | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SessionInputBody:
-        if (self.message is None) == (self.input_responses is None):
-            raise ValueError("give exactly one of message or inputResponses")
+        if self.message is None and self.input_responses is None:
+            raise ValueError("Expected a non-empty 'message' or a non-empty 'inputResponses' array.")
+        if self.message is not None and self.input_responses is not None:
+            raise ValueError("'message' and 'inputResponses' are mutually exclusive.")
         return self
 
 
 class CancelBody(WireModel):
     """`POST /session/{id}/cancel`: optionally the turn to cancel."""
 
-    turn_id: str | None = None
+    turn_id: str | None = Field(default=None, min_length=1)
+
+
+class ResetBody(WireModel):
+    """`POST /session/{id}/reset`: optionally why."""
+
+    reason: str | None = Field(default=None, min_length=1)
 
 
 def bad_request(message: str) -> ApiError:
@@ -98,8 +156,11 @@ def parse_body(model: type[_M], raw: Any) -> _M:
     """Validate a decoded JSON body (None for an empty body).
 
     Raises:
-        ApiError: 400 with every problem listed.
+        ApiError: 400 with every problem listed; 415 for a message part that is not text (raised
+            by the validator itself, which pydantic lets through).
     """
+    if raw is not None and not isinstance(raw, dict):
+        raise bad_request("Expected a JSON object.")
     try:
         return model.model_validate({} if raw is None else raw)
     except ValidationError as exc:
@@ -132,11 +193,11 @@ def error_status(exc: EveError) -> tuple[int, str]:
 
 
 def error_body(exc: EveError, *, message: str | None = None) -> dict[str, Any]:
-    """The JSON body for an error: `{"error": {"code", "message", ...}}`."""
+    """eve's JSON body for an error: `{"ok": false, "error": "<text>", "code": "<code>", ...}`."""
     _, code = error_status(exc)
-    error: dict[str, Any] = {"code": code, "message": message if message is not None else str(exc)}
+    body: dict[str, Any] = {"ok": False, "error": message if message is not None else str(exc), "code": code}
     if isinstance(exc, InputResponseError) and exc.request_id:
-        error["requestId"] = exc.request_id
+        body["requestId"] = exc.request_id
     if isinstance(exc, SessionStateError):
-        error["status"] = exc.status
-    return {"error": error}
+        body["status"] = exc.status
+    return body

@@ -18,9 +18,9 @@ from eve_py.parking.batch import PendingStep
 
 __all__ = ("Lease", "SessionRecord", "SessionStatus", "TurnInput", "TurnState")
 
-SessionStatus: TypeAlias = Literal["idle", "running", "waiting"]
+SessionStatus: TypeAlias = Literal["idle", "running", "waiting", "ended"]
 """`idle`: ready for a message. `running`: a turn is in progress (or its worker died: call
-`resume()`). `waiting`: parked on input requests."""
+`resume()`). `waiting`: parked on input requests. `ended`: reset, retired for good."""
 
 
 class TurnInput(WireModel):
