@@ -37,8 +37,8 @@ from eve_py.cli.prompts import ask_request
 from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, SessionError, UsageError
-from eve_py.events import Event
-from eve_py.harness.loop import TurnResult
+from eve_py.events import ActionResult, AnyEvent, MessageAppended, MessageCompleted, TurnFailed, dump_event
+from eve_py.harness.loop import Committed, TurnResult
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.models.base import Model
 from eve_py.parking.requests import InputResponse
@@ -140,38 +140,36 @@ class _Renderer:
     """Shows events to a person: the agent's text (streamed as it arrives), tool results, failures."""
 
     def __init__(self) -> None:
-        self._streaming: set[tuple[object, object]] = set()
+        self._streaming: set[tuple[str, int]] = set()
 
-    def __call__(self, event: Event) -> None:
-        data = event.data
-        step = (data.get("turnId"), data.get("stepIndex"))
-        if event.type == "message.delta":
-            text = data.get("text")
-            if data.get("kind") == "text" and isinstance(text, str) and text:
-                if step not in self._streaming:
-                    self._streaming.add(step)
-                    print("agent > ", end="", flush=True)
-                print(text, end="", flush=True)
-        elif event.type == "message.completed":
+    def __call__(self, event: AnyEvent) -> None:
+        if isinstance(event, MessageAppended):
+            step = (event.data.turn_id, event.data.step_index)
+            if step not in self._streaming:
+                self._streaming.add(step)
+                print("agent > ", end="", flush=True)
+            print(event.data.message_delta, end="", flush=True)
+        elif isinstance(event, MessageCompleted):
+            step = (event.data.turn_id, event.data.step_index)
             if step in self._streaming:
                 self._streaming.discard(step)
                 _print()  # the text is already on screen
             else:
-                _print(f"agent > {data['text']}")
-        elif event.type == "action.result":
-            mark = "x" if data.get("isError") else "<-"
-            _print(f"  {mark} {data['toolName']}: {json.dumps(data.get('output'), ensure_ascii=False)}")
-        elif event.type == "turn.failed":
-            error = data.get("error")
-            _print(f"turn failed: {error.get('message') if isinstance(error, dict) else error}", err=True)
+                _print(f"agent > {event.data.message}")
+        elif isinstance(event, ActionResult):
+            result = event.data.result
+            mark = "x" if result.is_error else "<-"
+            _print(f"  {mark} {result.tool_name}: {json.dumps(result.output, ensure_ascii=False)}")
+        elif isinstance(event, TurnFailed):
+            _print(f"turn failed: {event.data.message}", err=True)
 
 
 async def _chat(args: argparse.Namespace) -> int:
     agent = load_agent(args.app_dir)
     render = _Renderer()
 
-    async def listen(events: Sequence[Event]) -> None:
-        for event in events:
+    async def listen(committed: Committed) -> None:
+        for event in committed.events:
             render(event)
 
     store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
@@ -249,10 +247,10 @@ async def _run(args: argparse.Namespace) -> int:
     answers = _load_answers(args.answers)
     render = _Renderer()
 
-    def listen(events: Sequence[Event]) -> None:
-        for event in events:
+    def listen(committed: Committed) -> None:
+        for event in committed.events:
             if args.json:
-                _print(event.model_dump_json(by_alias=True))
+                _print(dump_event(event))
             else:
                 render(event)
 

@@ -1,4 +1,4 @@
-"""`Client`: the Python client of the eve HTTP session API, on httpx.
+"""`Client`: the Python client of the eve HTTP session API (an eve-py server, or eve's own), on httpx.
 
 ```python
 async with Client("http://127.0.0.1:8000", token="s3cret") as client:
@@ -10,47 +10,41 @@ async with Client("http://127.0.0.1:8000", token="s3cret") as client:
     result = await client.result(accepted)              # status "completed", result.message
 ```
 
-Errors come back as the same exceptions the local `Session` raises (`SessionNotFoundError`,
-`RequestAlreadyAnsweredError`, `InvalidAnswerError`, ...), or `ApiError` /
-`AuthenticationError` for the rest.
+It reads events as `eve_py.events` types (an event type it does not know comes back as an
+`UnknownEvent`), follows a turn the way eve's TypeScript client does (a message's events carry
+its `deliveryId`; a turn's boundary is `turn.waiting`, `session.waiting` or a terminal session
+event), and retries a message refused with `session_not_ready` for up to 20 seconds, as eve's
+client does. Errors come back as the same exceptions the local `Session` raises
+(`SessionNotFoundError`, `RequestAlreadyAnsweredError`, `InvalidAnswerError`, ...), or
+`ApiError` / `AuthenticationError` for the rest.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
 import httpx
-from pydantic import ValidationError
 
-from eve_py._json import JsonObject
-from eve_py.errors import (
-    ApiError,
-    AuthenticationError,
-    EveError,
-    InvalidAnswerError,
-    RequestAlreadyAnsweredError,
-    SessionConflictError,
-    SessionNotFoundError,
-    SessionNotWaitingError,
-    SessionStateError,
-    UnknownRequestError,
-)
-from eve_py.events import Event
-from eve_py.harness.loop import TurnResult, TurnStatus
+from eve_py._json import JsonObject, JsonSchema, JsonValue
+from eve_py.client.errors import error_for
+from eve_py.client.turns import open_requests, summarize
+from eve_py.errors import ApiError, SessionStateError
+from eve_py.events import AnyEvent, is_turn_boundary, parse_event
+from eve_py.harness.loop import TurnResult
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.sessions.record import SessionStatus, TurnState
 
 __all__ = ("Accepted", "Client", "RemoteSession", "StreamError")
 
 _PREFIX = "/eve/v1"
-_SETTLING = ("turn.completed", "turn.failed", "turn.cancelled")
+_SEND_RETRY_S = 20.0
+"""How long a message refused with 409 `session_not_ready` is retried (eve's client: 20 s)."""
 
 
 class StreamError(ApiError):
@@ -63,14 +57,16 @@ class Accepted:
 
     session_id: str
     turn_id: str | None
-    """The turn the request started or continued (None for a session created without a message)."""
+    """The turn the request started or continued (None when the server did not say)."""
     start_index: int | None
-    """Index of the first event the request caused (None when it caused none)."""
+    """Index of the first event the request caused (None when the server did not say)."""
+    delivery_id: str | None = None
+    """The message's delivery id: every event of its turn carries it in `meta.deliveryIds`."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class RemoteSession:
-    """A session as `GET /session/{id}` reports it."""
+    """A session as eve-py's `GET /session/{id}` reports it."""
 
     session_id: str
     status: SessionStatus
@@ -127,22 +123,54 @@ class Client:
             method, self._base + path, json=body, headers=self._headers, timeout=self._timeout
         )
         if response.status_code >= 400:
-            raise _error(response)
+            raise error_for(response)
         return response
 
     async def health(self) -> JsonObject:
-        """`GET /health`."""
+        """`GET /health`: `{ok: true, status: "ready", workflowId}`."""
         data: JsonObject = (await self._request("GET", "/health")).json()
         return data
 
-    async def create_session(self, message: str | None = None) -> Accepted:
-        """Create a session, starting a turn with `message` when one is given."""
-        body = {"message": message} if message is not None else {}
+    async def info(self) -> JsonObject:
+        """`GET /info`: eve's agent-info document (the agent, its tools and schemas, its routes)."""
+        data: JsonObject = (await self._request("GET", "/info")).json()
+        return data
+
+    async def create_session(
+        self,
+        message: str | Sequence[str] | None = None,
+        *,
+        client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
+        output_schema: JsonSchema | None = None,
+    ) -> Accepted:
+        """Create a session, starting a turn with `message` (text, or text parts) when one is given."""
+        body = _turn_body(message, client_context, output_schema)
         return _accepted((await self._request("POST", "/session", body)).json())
 
-    async def send(self, session_id: str, message: str) -> Accepted:
-        """Send a message (a waiting session's open questions are dismissed first)."""
-        return _accepted((await self._request("POST", f"/session/{session_id}", {"message": message})).json())
+    async def send(
+        self,
+        session_id: str,
+        message: str | Sequence[str],
+        *,
+        client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
+        output_schema: JsonSchema | None = None,
+    ) -> Accepted:
+        """Send a message (a waiting session's open questions are dismissed first).
+
+        A message refused because a turn is still running (409 `session_not_ready`) is sent again,
+        backing off from 0.25 s to 2 s, for up to 20 seconds.
+        """
+        body = _turn_body(message, client_context, output_schema)
+        delay, deadline = 0.25, anyio.current_time() + _SEND_RETRY_S
+        while True:
+            try:
+                return _accepted((await self._request("POST", f"/session/{session_id}", body)).json())
+            except SessionStateError as exc:
+                left = deadline - anyio.current_time()
+                if type(exc) is not SessionStateError or left <= 0:  # only `session_not_ready` is retried
+                    raise
+                await anyio.sleep(min(delay, left))
+                delay = min(delay * 2, 2.0)
 
     async def respond(self, session_id: str, responses: Sequence[InputResponse | Mapping[str, Any]]) -> Accepted:
         """Answer open input requests of the session's parked batch.
@@ -158,13 +186,23 @@ class Client:
         return _accepted(response.json())
 
     async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
-        """Cancel the session's running turn; False when none was running (a parked turn stays parked)."""
+        """Cancel the session's running or parked turn; False when it had none (`no_active_turn`)."""
         body = {"turnId": turn_id} if turn_id is not None else {}
         response = await self._request("POST", f"/session/{session_id}/cancel", body)
         return response.status_code == 202
 
+    async def clear(self, session_id: str) -> bool:
+        """Remove the session's history; False when the session is no longer active."""
+        response = await self._request("POST", f"/session/{session_id}/clear")
+        return bool(response.json().get("status") == "accepted")
+
+    async def reset(self, session_id: str) -> bool:
+        """Retire the session for good; False when it was already retired."""
+        response = await self._request("POST", f"/session/{session_id}/reset")
+        return bool(response.json().get("status") == "reset")
+
     async def get_session(self, session_id: str) -> RemoteSession:
-        """The session's status, current turn and open input requests."""
+        """The session's status, current turn and open input requests (an eve-py route)."""
         data = (await self._request("GET", f"/session/{session_id}")).json()
         return RemoteSession(
             session_id=data["sessionId"],
@@ -174,56 +212,49 @@ class Client:
             event_count=data["eventCount"],
         )
 
-    async def stream(self, session_id: str, start_index: int = 0) -> AsyncGenerator[Event, None]:
-        """The session's events from `start_index` (negative: from the end), live until the turn settles.
+    async def stream(
+        self, session_id: str, start_index: int = 0, *, follow: bool = True
+    ) -> AsyncGenerator[AnyEvent, None]:
+        """The session's events from `start_index` (negative: from the end), then live ones.
 
-        `message.delta` events are yielded as they come but do not count as log entries. When the
-        connection breaks, the stream reconnects from the index after the last stored event it
-        yielded, and skips deltas of the running step it already yielded (by `deltaIndex`), so
-        nothing is lost or repeated.
+        Every line is an event of the log, so the cursor counts them all. When the server ends
+        the response (it does after a quiet spell) or the connection breaks, the stream
+        reconnects from its cursor, so nothing is lost or repeated; it ends after a
+        `session.completed` or `session.failed`, or at the stored tail with `follow=False`. Stop
+        reading where you need to (`is_turn_boundary`).
 
         Raises:
             StreamError: The connection broke more than `reconnects` times in a row.
         """
         cursor = start_index
         failures = 0
-        deltas_seen: dict[tuple[object, object], int] = {}  # (turnId, stepIndex) -> deltas yielded
+        params: dict[str, str | int] = {} if follow else {"follow": "false"}
         while True:
             try:
                 async with self._http.stream(
                     "GET",
                     f"{self._base}/session/{session_id}/stream",
-                    params={"startIndex": cursor},
+                    params={"startIndex": cursor, **params},
                     headers=self._headers,
                     timeout=httpx.Timeout(self._timeout.connect, read=None),
                 ) as response:
                     if response.status_code >= 400:
                         await response.aread()
-                        raise _error(response)
+                        raise error_for(response)
                     cursor = int(response.headers.get("x-eve-start-index", cursor))
                     async for line in response.aiter_lines():
                         if not line.strip():
                             continue
-                        try:
-                            event = Event.model_validate_json(line)
-                        except ValidationError as exc:
-                            raise ApiError(
-                                f"The stream sent a line that is not an event: {line[:200]!r}",
-                                status=response.status_code,
-                                code="bad_stream",
-                            ) from exc
-                        if event.type == "message.delta":
-                            step = (event.data.get("turnId"), event.data.get("stepIndex"))
-                            index = event.data.get("deltaIndex")
-                            if isinstance(index, int):
-                                if index < deltas_seen.get(step, 0):
-                                    continue  # sent again after a reconnect
-                                deltas_seen[step] = index + 1
-                        else:
-                            cursor += 1
+                        event = _read_line(line, response.status_code)
+                        if event is None:
+                            continue  # a transport record, not a session event
+                        cursor += 1
                         failures = 0
                         yield event
-                    return
+                        if event.type in ("session.completed", "session.failed"):
+                            return
+                    if not follow:
+                        return
             except httpx.TransportError as exc:
                 failures += 1
                 if failures > self._reconnects:
@@ -235,142 +266,73 @@ class Client:
                 await anyio.sleep(min(0.05 * 2**failures, 2.0))  # back off before reconnecting
 
     async def result(self, accepted: Accepted, *, timeout_s: float | None = None) -> TurnResult:
-        """Wait until the accepted request's turn settles; its status, open requests and last message.
+        """Wait until the accepted request's turn reaches a boundary; its status, open requests and message.
 
-        Follows the stream from `accepted.start_index` until the turn completes, parks, fails or
-        is cancelled (a cancelled turn is `failed`, its `error` says so). An answer that left
-        other requests of its batch open settles nothing: the result is `waiting` with those.
+        Follows the stream from `accepted.start_index` (skipping, as eve's client does, events
+        of earlier turns that do not carry `accepted.delivery_id`) until the turn parks
+        (`turn.waiting`: `waiting`, with the open requests), or the session waits again
+        (`session.waiting`: `completed`, or `failed` after `turn.failed`/`turn.cancelled`).
 
         Raises:
-            TimeoutError: The turn did not settle within `timeout_s`.
+            TimeoutError: The turn did not reach a boundary within `timeout_s`.
         """
         with anyio.fail_after(timeout_s):
-            return await self._result(accepted)
-
-    async def _result(self, accepted: Accepted) -> TurnResult:
-        session_id = accepted.session_id
-        turn_id = accepted.turn_id
-        events: list[Event] = []
-        cursor = accepted.start_index
-        if cursor is None:
-            cursor = (await self.get_session(session_id)).event_count
-        async with aclosing(self.stream(session_id, cursor)) as stream:  # closes the response early
-            async for event in stream:
-                if event.type == "message.delta":
-                    continue
-                events.append(event)
-                settled = _settled(event, turn_id)
-                if settled is not None:
-                    return _turn_result(session_id, turn_id, settled, events)
-        # The stream ended without a settling event: an answer that left requests open, or a
-        # turn whose worker stopped (the server no longer follows it).
-        session = await self.get_session(session_id)
-        turn = session.turn
-        status: TurnStatus
-        if session.status == "running":
-            return _turn_result(
-                session_id,
-                turn_id,
-                ("failed", "The turn stopped without settling: the worker running it is gone."),
-                events,
-            )
-        if session.status == "waiting":
-            status = "waiting"
-        elif turn is not None and turn.status == "failed":
-            status = "failed"
-        else:
-            status = "completed"
-        return _turn_result(
-            session_id,
-            turn_id,
-            (status, turn.error if turn is not None else None),
-            events,
-            open_requests=session.input_requests,
-        )
+            cursor = accepted.start_index
+            if cursor is None:
+                cursor = (await self.get_session(accepted.session_id)).event_count
+            events: list[AnyEvent] = []
+            seen_own = accepted.delivery_id is None
+            async with aclosing(self.stream(accepted.session_id, cursor)) as stream:
+                async for event in stream:
+                    ids = event.meta.delivery_ids if event.meta is not None else None
+                    if not seen_own:
+                        if ids is None or accepted.delivery_id not in ids:
+                            continue
+                        seen_own = True
+                    events.append(event)
+                    if is_turn_boundary(event):
+                        break
+            result = summarize(accepted.session_id, accepted.turn_id, events)
+            if result.status == "waiting" and not result.input_requests:
+                # The requests still open were asked before this read began (an answer that
+                # left part of its batch open): the whole log says which they are.
+                log = [e async for e in self.stream(accepted.session_id, 0, follow=False)]
+                result = replace(result, input_requests=open_requests(log))
+            return result
 
 
-def _settled(event: Event, turn_id: str | None) -> tuple[TurnStatus, str | None] | None:
-    """The status a settling event of the turn gives, or None for any other event."""
-    if event.type not in _SETTLING or (turn_id is not None and event.data.get("turnId") != turn_id):
+def _read_line(line: str, status: int) -> AnyEvent | None:
+    if line.lstrip().startswith('{"$eve"'):
         return None
-    if event.type == "turn.completed":
-        return ("waiting" if event.data.get("status") == "waiting" else "completed"), None
-    if event.type == "turn.cancelled":
-        return "failed", "The turn was cancelled."
-    error = event.data.get("error")
-    message = error.get("message") if isinstance(error, dict) else error
-    return "failed", str(message) if message is not None else "The turn failed."
+    try:
+        return parse_event(line)
+    except ValueError as exc:
+        raise ApiError(
+            f"The stream sent a line that is not an event: {line[:200]!r}", status=status, code="bad_stream"
+        ) from exc
 
 
-def _turn_result(
-    session_id: str,
-    turn_id: str | None,
-    settled: tuple[TurnStatus, str | None],
-    events: list[Event],
-    open_requests: list[InputRequest] | None = None,
-) -> TurnResult:
-    status, error = settled
-    message = None
-    requests: dict[str, InputRequest] = {}
-    for event in events:
-        if event.type == "message.completed" and isinstance(event.data.get("text"), str):
-            message = str(event.data["text"])
-        elif event.type == "input.requested":
-            raw = event.data.get("requests")
-            parsed = [InputRequest.model_validate(r) for r in raw] if isinstance(raw, list) else []
-            requests = {request.request_id: request for request in parsed}
-        elif event.type == "input.resolved":
-            answered = event.data.get("responses")
-            for response in answered if isinstance(answered, list) else []:
-                if isinstance(response, dict):
-                    requests.pop(str(response.get("requestId")), None)
-    if status != "waiting":
-        found: list[InputRequest] = []
-    elif open_requests is not None:
-        found = open_requests
-    else:
-        found = list(requests.values())
-    return TurnResult(
-        session_id=session_id,
-        turn_id=turn_id,
-        status=status,
-        input_requests=found,
-        message=message,
-        events=events,
-        error=error,
-    )
+def _turn_body(
+    message: str | Sequence[str] | None,
+    client_context: str | Sequence[str] | Mapping[str, JsonValue] | None,
+    output_schema: JsonSchema | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if isinstance(message, str):
+        body["message"] = message
+    elif message is not None:
+        body["message"] = [{"type": "text", "text": part} for part in message]
+    if client_context is not None:
+        body["clientContext"] = client_context if isinstance(client_context, str | Mapping) else list(client_context)
+    if output_schema is not None:
+        body["outputSchema"] = output_schema
+    return body
 
 
 def _accepted(data: Mapping[str, Any]) -> Accepted:
-    return Accepted(session_id=data["sessionId"], turn_id=data.get("turnId"), start_index=data.get("startIndex"))
-
-
-def _error(response: httpx.Response) -> EveError:
-    """The exception for an error response: the matching session error, else `ApiError`."""
-    try:
-        body = response.json()
-        error = body["error"]
-        code, message = str(error["code"]), str(error["message"])
-    except (json.JSONDecodeError, KeyError, TypeError):
-        code, message = "http_error", response.text[:500] or response.reason_phrase
-        error = {}
-    request_id = str(error.get("requestId", ""))
-    status = str(error.get("status", ""))
-    if code == "session_not_found":
-        session_id = response.request.url.path.removeprefix(_PREFIX).split("/")
-        return SessionNotFoundError(session_id[2] if len(session_id) > 2 else "")
-    if code == "request_already_answered":
-        return RequestAlreadyAnsweredError(message, request_id=request_id)
-    if code == "unknown_request":
-        return UnknownRequestError(message, request_id=request_id)
-    if code == "invalid_answer":
-        return InvalidAnswerError(message, request_id=request_id)
-    if code == "session_not_waiting":
-        return SessionNotWaitingError(message, status=status)
-    if code == "session_not_ready":
-        return SessionStateError(message, status=status)
-    if code == "conflict":
-        return SessionConflictError(message)
-    if response.status_code == 401:
-        return AuthenticationError(message, status=401, code=code)
-    return ApiError(message, status=response.status_code, code=code)
+    return Accepted(
+        session_id=data["sessionId"],
+        turn_id=data.get("turnId"),
+        start_index=data.get("startIndex"),
+        delivery_id=data.get("deliveryId"),
+    )

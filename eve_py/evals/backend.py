@@ -14,7 +14,7 @@ from typing import Protocol
 
 from eve_py.agent import Agent
 from eve_py.client import Client
-from eve_py.events import Event
+from eve_py.events import AnyEvent
 from eve_py.harness.loop import TurnResult
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.models.base import Model
@@ -41,7 +41,7 @@ class EvalSession(Protocol):
         """Answer open input requests; returns when the turn completes, parks or fails."""
         ...
 
-    async def events(self, start: int) -> list[Event]:
+    async def events(self, start: int) -> list[AnyEvent]:
         """The session's stored events from index `start` on, oldest first."""
         ...
 
@@ -82,9 +82,9 @@ class InProcessSession:
         """Answer open input requests and run the turn on."""
         return await self._session.respond(responses)
 
-    async def events(self, start: int) -> list[Event]:
+    async def events(self, start: int) -> list[AnyEvent]:
         """The stored events from index `start` on."""
-        return await self._session.events(start)
+        return list[AnyEvent](await self._session.events(start))
 
     async def conversation(self) -> list[Message]:
         """The stored conversation (a parked step is not in it yet)."""
@@ -133,9 +133,9 @@ class HttpSession:
         """Answer open input requests and follow the stream until the turn settles."""
         return await self._client.result(await self._client.respond(self._id, responses))
 
-    async def events(self, start: int) -> list[Event]:
-        """The stored events from index `start` on (the stream, which ends once nothing runs)."""
-        return [event async for event in self._client.stream(self._id, start) if event.type != "message.delta"]
+    async def events(self, start: int) -> list[AnyEvent]:
+        """The stored events from index `start` on (up to the stored tail)."""
+        return [event async for event in self._client.stream(self._id, start, follow=False)]
 
     async def conversation(self) -> None:
         """None: the HTTP API does not expose the conversation."""

@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
-
 from eve_py._json import JsonObject, JsonValue
-from eve_py.events import Event
+from eve_py.events import ActionResult, ActionsRequested, AnyEvent, InputRequested, InputResolved
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.parking.answers import client_result
-from eve_py.parking.requests import InputRequest, InputResponse, RequestKind
+from eve_py.parking.requests import InputRequest, RequestKind
 
 __all__ = ("ToolCall", "collect_tool_calls")
 
@@ -53,7 +51,7 @@ class _Builder:
     answered: list[JsonValue] = field(default_factory=list)
 
 
-def collect_tool_calls(events: Sequence[Event], conversation: Sequence[Message] | None = None) -> list[ToolCall]:
+def collect_tool_calls(events: Sequence[AnyEvent], conversation: Sequence[Message] | None = None) -> list[ToolCall]:
     """Every tool call of one session: in the model's order where the conversation is given (the
     calls of a parked step, and all calls without it, in the order of their events).
 
@@ -74,36 +72,27 @@ def collect_tool_calls(events: Sequence[Event], conversation: Sequence[Message] 
 
     open_client: dict[str, InputRequest] = {}
     for event in events:
-        data = event.data
-        if event.type == "actions.requested":
-            for action in _objects(data.get("actions")):
-                ensure(str(action.get("callId")), str(action.get("toolName")), _object(action.get("input")))
-        elif event.type == "input.requested":
-            for raw in _objects(data.get("requests")):
-                try:
-                    request = InputRequest.model_validate(raw)
-                except ValidationError:
-                    continue
+        if isinstance(event, ActionsRequested):
+            for action in event.data.actions:
+                ensure(action.call_id, action.tool_name, action.input)
+        elif isinstance(event, InputRequested):
+            extensions = event.data.extensions or {}
+            for wire in event.data.requests:
+                request = InputRequest.from_eve(wire, extensions.get(wire.request_id))
                 builder = ensure(request.action.call_id, request.action.tool_name, request.action.input)
                 builder.request_kind = request.kind
                 if request.kind in ("question", "client-tool"):
                     open_client[request.request_id] = request
-        elif event.type == "action.result":
-            builder = ensure(str(data.get("callId")), str(data.get("toolName")), {})
-            builder.executed.append((data.get("output"), data.get("isError") is True))
-        elif event.type == "input.resolved":
-            for raw in _objects(data.get("responses")):
-                try:
-                    response = InputResponse.model_validate(raw)
-                except ValidationError:
-                    continue
-                if response.request_id in open_client:
-                    request = open_client.pop(response.request_id)
-                    calls[request.action.call_id].answered.append(client_result(request, response))
-            if not data.get("open"):  # the batch settled: unanswered questions resolve as ignored
-                for request in open_client.values():
-                    calls[request.action.call_id].answered.append(client_result(request, None))
-                open_client.clear()
+        elif isinstance(event, ActionResult):
+            done = event.data.result
+            builder = ensure(done.call_id, done.tool_name, {})
+            builder.executed.append((done.output, done.is_error is True))
+        elif isinstance(event, InputResolved):
+            for resolution in event.data.resolutions:
+                asked = open_client.pop(resolution.request_id, None)
+                if asked is not None:
+                    answered = resolution.response if resolution.outcome == "answered" else None
+                    calls[asked.action.call_id].answered.append(client_result(asked, answered))
 
     in_conversation: dict[str, list[tuple[JsonValue, bool]]] = {}
     order: dict[str, int] = {}

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import NoReturn, get_args
+from typing import NoReturn
 
 from eve_py._json import JsonValue
 from eve_py.errors import EvalAssertionError, EvalConfigurationError
 from eve_py.evals.backend import EvalBackend, EvalSession
 from eve_py.evals.calls import ToolCall, collect_tool_calls
 from eve_py.evals.matching import Expected, describe, matches, render_json
-from eve_py.events import Event, EventType
+from eve_py.events import ActionResult, AnyEvent, payload
+from eve_py.events.types import EVENT_TYPES
 from eve_py.harness.loop import TurnResult, TurnStatus
 from eve_py.models.messages import Message
 from eve_py.parking.answers import pick_field
@@ -29,7 +30,7 @@ from eve_py.parking.requests import Display, InputRequest, InputResponse
 
 __all__ = ("EvalDriver", "Turn", "option_answer")
 
-_EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
+_EVENT_TYPES: frozenset[str] = EVENT_TYPES
 _TOOL_EVENTS = frozenset({"actions.requested", "action.result", "input.requested", "input.resolved"})
 _FAILURE_EVENTS = frozenset({"turn.failed", "session.failed"})
 _MAX_SHOWN_EVENTS = 30
@@ -47,7 +48,7 @@ class Turn:
         session_id: The session the call ran in.
     """
 
-    def __init__(self, driver: EvalDriver, result: TurnResult, events: list[Event], start: int) -> None:
+    def __init__(self, driver: EvalDriver, result: TurnResult, events: list[AnyEvent], start: int) -> None:
         self._driver = driver
         self._start = start
         self.status: TurnStatus = result.status
@@ -84,10 +85,10 @@ class EvalDriver:
         self.eval_id = eval_id
         self._backend = backend
         self._session: EvalSession | None = None
-        self._events: list[Event] = []
+        self._events: list[AnyEvent] = []
         self._conversation: list[Message] | None = None
         self._turns: list[Turn] = []
-        self._all_events: list[Event] = []
+        self._all_events: list[AnyEvent] = []
         self._sessions: list[str] = []
         self.step = 0
         """The number of the current step (0 before the first)."""
@@ -107,12 +108,12 @@ class EvalDriver:
         return list(self._sessions)
 
     @property
-    def events(self) -> list[Event]:
+    def events(self) -> list[AnyEvent]:
         """The current session's events so far, oldest first (its log, index for index)."""
         return list(self._events)
 
     @property
-    def all_events(self) -> list[Event]:
+    def all_events(self) -> list[AnyEvent]:
         """The events of every session of this eval, session after session."""
         return list(self._all_events)
 
@@ -391,7 +392,7 @@ class EvalDriver:
                 self._indexed(lambda e: e.type in _TOOL_EVENTS),
             )
 
-    def event_order(self, *patterns: str | Mapping[str, object]) -> list[Event]:
+    def event_order(self, *patterns: str | Mapping[str, object]) -> list[AnyEvent]:
         """Check that events like these occur in this order in the session (others may come between).
 
         Args:
@@ -409,7 +410,7 @@ class EvalDriver:
         if not patterns:
             raise EvalConfigurationError("event_order() needs at least one pattern")
         checks = [_event_pattern(pattern) for pattern in patterns]
-        found: list[Event] = []
+        found: list[AnyEvent] = []
         position = 0
         for (check, shown), pattern in zip(checks, patterns, strict=True):
             while position < len(self._events) and not check(self._events[position]):
@@ -442,18 +443,18 @@ class EvalDriver:
         self.step += 1
         self.label = label
 
-    def _fail(self, reason: str, events: Sequence[tuple[int, Event]]) -> NoReturn:
+    def _fail(self, reason: str, events: Sequence[tuple[int, AnyEvent]]) -> NoReturn:
         raise EvalAssertionError(
             self._format(reason, events), eval_id=self.eval_id, step=self.step, label=self.label, reason=reason
         )
 
-    def _format(self, reason: str, events: Sequence[tuple[int, Event]]) -> str:
+    def _format(self, reason: str, events: Sequence[tuple[int, AnyEvent]]) -> str:
         lines = [f"eval {self.eval_id!r} failed at step {self.step} `{self.label}`: {reason}"]
         if events:
             shown = events[-_MAX_SHOWN_EVENTS:]
             more = f", the last {len(shown)} of {len(events)}" if len(shown) < len(events) else ""
             lines.append(f"  events of session {self.session_id}{more}:")
-            lines += [f"    #{index:<3} {event.type:<18} {render_json(event.data, 300)}" for index, event in shown]
+            lines += [f"    #{index:<3} {event.type:<18} {render_json(payload(event), 300)}" for index, event in shown]
         return "\n".join(lines)
 
     # -- internals -----------------------------------------------------------------------------
@@ -488,7 +489,7 @@ class EvalDriver:
         self._conversation = None
         await self._sync(self._session)
 
-    async def _sync(self, session: EvalSession) -> list[Event]:
+    async def _sync(self, session: EvalSession) -> list[AnyEvent]:
         new = await session.events(len(self._events))
         self._events += new
         self._all_events += new
@@ -506,10 +507,10 @@ class EvalDriver:
         self._turns.append(turn)
         return turn
 
-    def _indexed(self, keep: Callable[[Event], bool]) -> list[tuple[int, Event]]:
+    def _indexed(self, keep: Callable[[AnyEvent], bool]) -> list[tuple[int, AnyEvent]]:
         return [(index, event) for index, event in enumerate(self._events) if keep(event)]
 
-    def _last_turn_events(self) -> list[tuple[int, Event]]:
+    def _last_turn_events(self) -> list[tuple[int, AnyEvent]]:
         turn = self.last_turn
         if turn is None:
             return []
@@ -580,20 +581,20 @@ def _calls_block(calls: Sequence[ToolCall]) -> str:
     return "\n".join(lines)
 
 
-def _message_event(event: Event) -> bool:
+def _message_event(event: AnyEvent) -> bool:
     return event.type in ("message.completed", "turn.completed", "turn.failed")
 
 
-def _tool_event(name: str) -> Callable[[Event], bool]:
-    def keep(event: Event) -> bool:
-        if event.type in ("action.result",):
-            return event.data.get("toolName") == name
-        return event.type in _TOOL_EVENTS and name in render_json(event.data, 100_000)
+def _tool_event(name: str) -> Callable[[AnyEvent], bool]:
+    def keep(event: AnyEvent) -> bool:
+        if isinstance(event, ActionResult):
+            return event.data.result.tool_name == name
+        return event.type in _TOOL_EVENTS and name in render_json(payload(event), 100_000)
 
     return keep
 
 
-def _event_pattern(pattern: str | Mapping[str, object]) -> tuple[Callable[[Event], bool], str]:
+def _event_pattern(pattern: str | Mapping[str, object]) -> tuple[Callable[[AnyEvent], bool], str]:
     if isinstance(pattern, str):
         kind, fields = pattern, {}
     else:
@@ -607,14 +608,14 @@ def _event_pattern(pattern: str | Mapping[str, object]) -> tuple[Callable[[Event
             f"event_order(): {kind!r} is not an event type; known types: {', '.join(sorted(_EVENT_TYPES))}"
         )
 
-    def check(event: Event) -> bool:
-        return event.type == kind and matches(fields, event.data)
+    def check(event: AnyEvent) -> bool:
+        return event.type == kind and matches(fields, payload(event))
 
     shown = kind if not fields else f"{kind} with {describe(fields)}"
     return check, shown
 
 
-def _pattern_types(pattern: str | Mapping[str, object]) -> Callable[[Event], bool]:
+def _pattern_types(pattern: str | Mapping[str, object]) -> Callable[[AnyEvent], bool]:
     kind = pattern if isinstance(pattern, str) else pattern.get("type")
     return lambda event: event.type == kind
 

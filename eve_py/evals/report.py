@@ -132,7 +132,7 @@ def write_artifacts(run: EvalRun, root: Path | None = None) -> Path:
         events_file.parent.mkdir(parents=True, exist_ok=True)
         with events_file.open("w", encoding="utf-8") as lines:
             for event in result.events:
-                lines.write(json.dumps(event.to_wire(), ensure_ascii=False) + "\n")
+                lines.write(event.line().decode("utf-8"))
     return folder
 
 

@@ -21,7 +21,7 @@ from eve_py.evals.backend import EvalBackend
 from eve_py.evals.definition import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from eve_py.evals.discovery import EvalCase
 from eve_py.evals.driver import EvalDriver
-from eve_py.events import Event
+from eve_py.events import AnyEvent, TurnFailed
 
 __all__ = ("EvalFailure", "EvalResult", "EvalStatus", "FailureKind", "run_eval", "run_evals")
 
@@ -59,7 +59,7 @@ class EvalResult:
     """How many driver steps ran."""
     sessions: list[str]
     """The sessions it created, in order."""
-    events: list[Event]
+    events: list[AnyEvent]
     """Every event of those sessions, session after session."""
     failure: EvalFailure | None = None
 
@@ -73,9 +73,8 @@ def _model_failure(driver: EvalDriver, failure: EvalFailure) -> EvalFailure:
     """An assertion that failed because the model itself failed (outage, bad key) is an error of
     the run, not a regression of the app: report it as `errored`, naming the model's failure."""
     for event in driver.events:
-        error = event.data.get("error") if event.type == "turn.failed" else None
-        if isinstance(error, dict) and error.get("code") == "MODEL_ERROR":
-            reason = f"the model failed: {error.get('message')}"
+        if isinstance(event, TurnFailed) and event.data.code == "MODEL_ERROR":
+            reason = f"the model failed: {event.data.message}"
             return replace(failure, kind="error", reason=reason, message=f"{reason}\n{failure.message}")
     return failure
 

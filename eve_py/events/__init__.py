@@ -39,6 +39,7 @@ from eve_py.events.types import (
     load_event,
     new_event,
     parse_event,
+    payload,
 )
 
 __all__ = (
@@ -76,4 +77,5 @@ __all__ = (
     "new_id",
     "now_iso",
     "parse_event",
+    "payload",
 )

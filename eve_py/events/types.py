@@ -46,6 +46,7 @@ __all__ = (
     "ActionResult",
     "ActionsRequested",
     "AnyEvent",
+    "EVENT_TYPES",
     "ContextCleared",
     "Event",
     "InputRequested",
@@ -73,6 +74,7 @@ __all__ = (
     "load_event",
     "new_event",
     "parse_event",
+    "payload",
 )
 
 
@@ -260,7 +262,7 @@ AnyEvent: TypeAlias = Event | UnknownEvent
 """What a reader of someone else's stream gets: a known event, or an unknown one passed through."""
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-_KNOWN = frozenset(
+EVENT_TYPES: frozenset[str] = frozenset(
     cls.model_fields["type"].default
     for cls in (
         SessionStarted,
@@ -340,11 +342,11 @@ def parse_event(raw: str | bytes | dict[str, Any]) -> AnyEvent:
     try:
         if isinstance(raw, dict):
             kind = raw.get("type")
-            if kind in _KNOWN:
+            if kind in EVENT_TYPES:
                 return _ADAPTER.validate_python(raw)
             return UnknownEvent.model_validate(raw)
         probe = UnknownEvent.model_validate_json(raw)
-        if probe.type in _KNOWN:
+        if probe.type in EVENT_TYPES:
             return _ADAPTER.validate_json(raw)
         return probe
     except ValidationError as exc:
@@ -368,6 +370,12 @@ def dump_event(event: WireModel) -> str:
 def encode_event(event: WireModel) -> bytes:
     """One event as an NDJSON line: camelCase JSON, unset optional fields left out, then `\\n`."""
     return event.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8") + b"\n"
+
+
+def payload(event: AnyEvent) -> dict[str, Any]:
+    """An event's `data` as JSON (camelCase keys), for matching it against a pattern a person wrote."""
+    data = event.model_dump(mode="json", by_alias=True, exclude_none=True).get("data")
+    return data if isinstance(data, dict) else {}
 
 
 def is_turn_boundary(event: AnyEvent) -> bool:

@@ -40,7 +40,7 @@ from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
 from eve_py.authoring.context import ApprovalContext, ToolContext
 from eve_py.errors import PairingError, SessionConflictError, ToolError
-from eve_py.events import Event, new_id, now_iso
+from eve_py.events import AnyEvent, Event, new_id, now_iso
 from eve_py.events.payloads import (
     ActionResultData,
     ActionResultError,
@@ -111,8 +111,8 @@ class TurnResult:
     """Open requests (empty unless waiting)."""
     message: str | None
     """The assistant's last text in this call, if any."""
-    events: list[Event]
-    """The events committed during this call, oldest first."""
+    events: list[AnyEvent]
+    """The events committed during this call (or read for it, by a client), oldest first."""
     error: str | None = None
     """Why the turn failed."""
     result: JsonValue | None = None
@@ -192,7 +192,7 @@ class TurnDriver:
             status=status,
             input_requests=record.pending.open_requests() if status == "waiting" and record.pending else [],
             message=self._message,
-            events=list(self.events),
+            events=list[AnyEvent](self.events),
             error=error,
             result=self._result,
         )
