@@ -1,7 +1,7 @@
 """The `eve-py` command line: `build`, `chat`, `run` and `serve`.
 
 ```
-eve-py build APP_DIR
+eve-py build APP_DIR [--import-timeout SECONDS]
 eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
 eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
 eve-py eval APP_DIR [--model ...] [--tag T] [--junit PATH] [--json] [--max-concurrency N] [--list]  (see cli/evals.py)
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -51,12 +52,30 @@ def _print(text: str = "", *, err: bool = False) -> None:
     print(text, file=sys.stderr if err else sys.stdout, flush=True)
 
 
+def _seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="eve-py", description="Build and run eve-py agent apps.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     build = commands.add_parser("build", help="compile an app and write .eve/build/manifest.json")
     build.add_argument("app_dir", type=Path)
+    build.add_argument(
+        "--import-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="report a file still importing after SECONDS as an error instead of waiting for it "
+        "(default: $EVE_IMPORT_TIMEOUT, else 5)",
+    )
 
     def runtime_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("app_dir", type=Path)
@@ -87,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "build":
-            return _build(args.app_dir)
+            return _build(args.app_dir, import_timeout_s=args.import_timeout)
         if args.command == "chat":
             return anyio.run(_chat, args)
         if args.command == "eval":
@@ -110,8 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _build(app_dir: Path) -> int:
-    compiled = compile_app_definitions(app_dir)
+def _build(app_dir: Path, *, import_timeout_s: float | None) -> int:
+    compiled = compile_app_definitions(app_dir, import_timeout_s=import_timeout_s)
     for diagnostic in compiled.diagnostics:
         _print(diagnostic.render(), err=True)
     manifest = save_manifest(compiled)
