@@ -3,8 +3,12 @@
 Authoring (`define_tool`, `define_client_tool`, `disable_tool`, `define_agent`), loading
 (`compile_app`, `load_agent`, `resolve_tool`), resolvers (`Resolve`, `Elicit`, ...), running
 (`Runtime`, `InputResponse`) and the error root `EveError`. Stores live in `eve_py.sessions`,
-the mock model in `eve_py.testing`.
+the mock model in `eve_py.testing`. `__version__` is the installed distribution's version.
 """
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _distribution_version
+from pathlib import Path as _Path
 
 from eve_py.agent import Agent, load_agent
 from eve_py.authoring import (
@@ -109,3 +113,23 @@ __all__ = (
     "load_agent",
     "resolve_tool",
 )
+
+
+def _version() -> str:
+    """The installed distribution's version; from a source tree never installed, its pyproject's."""
+    try:
+        return _distribution_version("eve-py")
+    except PackageNotFoundError:
+        pass
+    import tomllib  # only on this fallback path: most imports never need it
+
+    try:
+        with (_Path(__file__).resolve().parent.parent / "pyproject.toml").open("rb") as file:
+            project = tomllib.load(file).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return "0+unknown"
+    found = project.get("version") if project.get("name") == "eve-py" else None
+    return found if isinstance(found, str) else "0+unknown"
+
+
+__version__ = _version()

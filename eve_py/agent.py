@@ -9,7 +9,7 @@ from pathlib import Path
 from eve_py.authoring.agent import AgentDefinition
 from eve_py.authoring.definition import DisabledTool, ToolDefinition
 from eve_py.compiler.app import compile_app_definitions
-from eve_py.compiler.discovery import LoadFailure, load_module
+from eve_py.compiler.discovery import ImportTimedOut, LoadFailure, import_timeout, load_module
 from eve_py.errors import ModelConfigurationError
 from eve_py.models.base import Model
 from eve_py.runtime.ask_question import FRAMEWORK_TOOLS
@@ -73,16 +73,22 @@ def _with_framework_tools(tools: Mapping[str, ResolvedTool], disabled: set[str])
     return merged
 
 
-def load_agent(app_dir: str | Path) -> Agent:
+def load_agent(app_dir: str | Path, *, import_timeout_s: float | None = None) -> Agent:
     """Compile an app and resolve every tool for the runtime.
 
     The runtime normalizer (`resolve_tool`) re-checks each tool independently of the compiler.
 
+    Args:
+        app_dir: The app folder (the one holding `agent/`).
+        import_timeout_s: How long each file may take to import, as for `compile_app`; default
+            `$EVE_IMPORT_TIMEOUT`, else 5 seconds.
+
     Raises:
-        CompileError: The app has errors.
+        CompileError: The app has errors (a file that raised or did not finish importing included).
         ToolResolutionError: A tool failed the runtime's own checks.
+        UsageError: `import_timeout_s` or `$EVE_IMPORT_TIMEOUT` is not a number of seconds > 0.
     """
-    compiled = compile_app_definitions(app_dir)
+    compiled = compile_app_definitions(app_dir, import_timeout_s=import_timeout_s)
     resolved = {
         name: resolve_tool(definition, path=path, name=name) for name, (path, definition) in compiled.tools.items()
     }
@@ -100,7 +106,8 @@ def load_mock_model(app_dir: str | Path) -> Model:
     """Load `agent/mock_model.py`'s `model` (what `--model mock` uses).
 
     Raises:
-        ModelConfigurationError: The file is missing, fails to import, or exports no `Model`.
+        ModelConfigurationError: The file is missing, fails to import (or does not finish within
+            `$EVE_IMPORT_TIMEOUT`, default 5 s), or exports no `Model`.
     """
     app_dir = Path(app_dir)
     path = app_dir / "agent" / "mock_model.py"
@@ -108,7 +115,12 @@ def load_mock_model(app_dir: str | Path) -> Model:
         raise ModelConfigurationError(
             f"--model mock needs {path}, exporting model = MockModel(responder); this app has none"
         )
-    loaded = load_module(path, app_dir=app_dir)
+    loaded = load_module(path, app_dir=app_dir, timeout_s=import_timeout(None))
+    if isinstance(loaded, ImportTimedOut):
+        raise ModelConfigurationError(
+            f"{path} did not finish importing within {loaded.timeout_s:g} s; eve-py stopped waiting for it "
+            "(raise the bound with EVE_IMPORT_TIMEOUT)"
+        )
     if isinstance(loaded, LoadFailure):
         raise ModelConfigurationError(
             f"{path} failed to import: {type(loaded.error).__name__}: {loaded.error} ({loaded.location})"

@@ -18,6 +18,7 @@ PROVIDER_ENV = (
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
+    "EVE_IMPORT_TIMEOUT",
 )
 """Variables that choose a real model or its key; no test may see the developer's own values."""
 

@@ -74,7 +74,7 @@ def add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="run an app's evals (evals/**/*_eval.py) and report",
         description="Run an app's evals against real sessions. Exit 0: all passed; 1: a failure; 2: bad configuration.",
     )
-    command.add_argument("app_dir", type=Path)
+    command.add_argument("app_dir", type=Path, help="the app folder, holding agent/ and evals/")
     command.add_argument(
         "--model", help='"mock" for the app\'s agent/mock_model.py, or a model string such as "provider/model"'
     )

@@ -1,7 +1,9 @@
-"""The `eve-py` command line: `build`, `chat`, `run` and `serve`.
+"""The `eve-py` command line: `init`, `build`, `chat`, `run`, `eval` and `serve`.
 
 ```
-eve-py build APP_DIR
+eve-py --version
+eve-py init [DIR] [--force]  (see cli/init.py)
+eve-py build APP_DIR [--import-timeout SECONDS]
 eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
 eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
 eve-py eval APP_DIR [--model ...] [--tag T] [--junit PATH] [--json] [--max-concurrency N] [--list]  (see cli/evals.py)
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -30,9 +33,11 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
+from eve_py import __version__
 from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent, load_agent, load_mock_model
 from eve_py.cli.evals import add_eval_command, run_eval_command
+from eve_py.cli.init import add_init_parser, run_init_command
 from eve_py.cli.prompts import ask_request
 from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
@@ -51,15 +56,56 @@ def _print(text: str = "", *, err: bool = False) -> None:
     print(text, file=sys.stderr if err else sys.stdout, flush=True)
 
 
+def _seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+APP_DIR_HELP = "the app folder, holding agent/ (agent.py, tools/*.py) and optionally evals/"
+
+_EXAMPLES = """\
+examples:
+  eve-py init my-app                 write a working app to start from
+  eve-py build my-app                check every tool, write my-app/.eve/build/manifest.json
+  eve-py chat my-app --model mock    chat offline on the app's agent/mock_model.py
+  eve-py eval my-app --model mock    run the app's evals
+  eve-py serve my-app --model mock   HTTP API and browser chat on http://127.0.0.1:8000
+  eve-py run my-app "deploy the app" --model mock --answers answers.json --json
+                                     one turn, answers from a file, events as NDJSON lines
+
+Run "eve-py COMMAND --help" for a command's options.
+"""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="eve-py", description="Build and run eve-py agent apps.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="eve-py",
+        description="Build and run eve-py agent apps: tools that park for a person's answer or approval.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"eve-py {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_init_parser(commands)
 
     build = commands.add_parser("build", help="compile an app and write .eve/build/manifest.json")
-    build.add_argument("app_dir", type=Path)
+    build.add_argument("app_dir", type=Path, help=APP_DIR_HELP)
+    build.add_argument(
+        "--import-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="report a file still importing after SECONDS as an error instead of waiting for it "
+        "(default: $EVE_IMPORT_TIMEOUT, else 5)",
+    )
 
     def runtime_options(command: argparse.ArgumentParser) -> None:
-        command.add_argument("app_dir", type=Path)
+        command.add_argument("app_dir", type=Path, help=APP_DIR_HELP)
         command.add_argument(
             "--model",
             help='"mock" for the app\'s agent/mock_model.py, "provider/model" (Vercel AI Gateway), '
@@ -86,8 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "init":
+            return run_init_command(args)
         if args.command == "build":
-            return _build(args.app_dir)
+            return _build(args.app_dir, import_timeout_s=args.import_timeout)
         if args.command == "chat":
             return anyio.run(_chat, args)
         if args.command == "eval":
@@ -110,8 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _build(app_dir: Path) -> int:
-    compiled = compile_app_definitions(app_dir)
+def _build(app_dir: Path, *, import_timeout_s: float | None) -> int:
+    compiled = compile_app_definitions(app_dir, import_timeout_s=import_timeout_s)
     for diagnostic in compiled.diagnostics:
         _print(diagnostic.render(), err=True)
     manifest = save_manifest(compiled)

@@ -37,7 +37,7 @@ def add_serve_parser(commands: Any) -> None:
     serve_cmd: argparse.ArgumentParser = commands.add_parser(
         "serve", help="serve an app over HTTP (session API, NDJSON stream, browser chat)"
     )
-    serve_cmd.add_argument("app_dir", type=Path)
+    serve_cmd.add_argument("app_dir", type=Path, help="the app folder, holding agent/")
     serve_cmd.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve_cmd.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 picks one)")
     serve_cmd.add_argument("--model", help='"mock" for the app\'s agent/mock_model.py, or "provider/model"')

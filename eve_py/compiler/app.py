@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import jsonschema
 
 from eve_py.authoring.agent import AgentDefinition
 from eve_py.authoring.definition import DisabledTool, ToolDefinition
 from eve_py.compiler.diagnostics import Diagnostic
-from eve_py.compiler.discovery import LoadFailure, discover_tool_files, load_module
+from eve_py.compiler.discovery import ImportTimedOut, LoadFailure, discover_tool_files, import_timeout, load_module
 from eve_py.compiler.manifest import AgentEntry, Manifest, ToolEntry
 from eve_py.errors import CompileError
 from eve_py.runtime.ask_question import FRAMEWORK_TOOLS
@@ -120,11 +121,32 @@ def _check_tool(path: str, value: object) -> list[Diagnostic]:
     return found
 
 
-def _load_agent_file(agent_dir: Path, app_dir: Path, diagnostics: list[Diagnostic]) -> AgentDefinition:
+def _timed_out_hint(timeout_s: float) -> str:
+    return (
+        f"Importing the file must finish within {timeout_s:g} s. Move slow or blocking work (network, "
+        "sleeps, loops) out of the module's top level, e.g. into the executor; or raise the bound with "
+        "eve-py build --import-timeout SECONDS, the EVE_IMPORT_TIMEOUT variable or import_timeout_s=..."
+    )
+
+
+def _load_agent_file(
+    agent_dir: Path, app_dir: Path, timeout_s: float, diagnostics: list[Diagnostic]
+) -> AgentDefinition:
     agent_file = agent_dir / "agent.py"
     if not agent_file.is_file():
         return AgentDefinition()
-    loaded = load_module(agent_file, app_dir=app_dir)
+    loaded = load_module(agent_file, app_dir=app_dir, timeout_s=timeout_s)
+    if isinstance(loaded, ImportTimedOut):
+        diagnostics.append(
+            Diagnostic(
+                severity="error",
+                code="E202",
+                path="agent.py",
+                message=f"agent.py did not finish importing within {timeout_s:g} s; eve-py stopped waiting for it.",
+                hint=_timed_out_hint(timeout_s),
+            )
+        )
+        return AgentDefinition()
     if isinstance(loaded, LoadFailure):
         diagnostics.append(
             Diagnostic(
@@ -151,12 +173,42 @@ def _load_agent_file(agent_dir: Path, app_dir: Path, diagnostics: list[Diagnosti
     return value
 
 
-def compile_app_definitions(app_dir: str | Path) -> CompiledApp:
+def _import_tool_file(file: Path, path: str, app_dir: Path, timeout_s: float) -> ModuleType | Diagnostic:
+    """Import one tool file, or the diagnostic saying why it could not be."""
+    loaded = load_module(file, app_dir=app_dir, timeout_s=timeout_s)
+    if isinstance(loaded, ImportTimedOut):
+        return Diagnostic(
+            severity="error",
+            code="E111",
+            path=path,
+            message=f'The tool file "{path}" did not finish importing within {timeout_s:g} s; '
+            "eve-py stopped waiting for it.",
+            hint=_timed_out_hint(timeout_s),
+        )
+    if isinstance(loaded, LoadFailure):
+        return Diagnostic(
+            severity="error",
+            code="E101",
+            path=path,
+            message=f'Failed to import the tool file "{path}": {type(loaded.error).__name__}: {loaded.error}',
+            hint=f"see {loaded.location}",
+        )
+    return loaded
+
+
+def compile_app_definitions(app_dir: str | Path, *, import_timeout_s: float | None = None) -> CompiledApp:
     """Load and check an app without writing anything.
+
+    Args:
+        app_dir: The app folder (the one holding `agent/`).
+        import_timeout_s: How long each file may take to import before it is reported (`E111`,
+            `E202`) and abandoned; default `$EVE_IMPORT_TIMEOUT`, else 5 seconds.
 
     Raises:
         CompileError: One or more errors; `.diagnostics` lists every problem found.
+        UsageError: `import_timeout_s` or `$EVE_IMPORT_TIMEOUT` is not a number of seconds > 0.
     """
+    timeout_s = import_timeout(import_timeout_s)
     app_dir = Path(app_dir)
     agent_dir = app_dir / "agent"
     diagnostics: list[Diagnostic] = []
@@ -172,7 +224,7 @@ def compile_app_definitions(app_dir: str | Path) -> CompiledApp:
                 )
             ]
         )
-    agent = _load_agent_file(agent_dir, app_dir, diagnostics)
+    agent = _load_agent_file(agent_dir, app_dir, timeout_s, diagnostics)
     instructions = agent.instructions
     instructions_file = agent_dir / "instructions.md"
     if instructions is None and instructions_file.is_file():
@@ -194,17 +246,9 @@ def compile_app_definitions(app_dir: str | Path) -> CompiledApp:
                 )
             )
             continue
-        loaded = load_module(file, app_dir=app_dir)
-        if isinstance(loaded, LoadFailure):
-            diagnostics.append(
-                Diagnostic(
-                    severity="error",
-                    code="E101",
-                    path=path,
-                    message=f'Failed to import the tool file "{path}": {type(loaded.error).__name__}: {loaded.error}',
-                    hint=f"see {loaded.location}",
-                )
-            )
+        loaded = _import_tool_file(file, path, app_dir, timeout_s)
+        if isinstance(loaded, Diagnostic):
+            diagnostics.append(loaded)
             continue
         if not hasattr(loaded, "tool"):
             diagnostics.append(
@@ -310,20 +354,24 @@ def _manifest(
     )
 
 
-def compile_app(app_dir: str | Path, *, write_manifest: bool = True) -> Manifest:
+def compile_app(app_dir: str | Path, *, write_manifest: bool = True, import_timeout_s: float | None = None) -> Manifest:
     """Compile an app and (by default) write `APP_DIR/.eve/build/manifest.json`.
 
     Args:
         app_dir: The app folder (the one holding `agent/`).
         write_manifest: Write the manifest file; nothing is written when compiling fails.
+        import_timeout_s: How long each file may take to import before it is reported as an
+            error and abandoned (its code keeps running in a daemon thread: Python cannot stop
+            it); default `$EVE_IMPORT_TIMEOUT`, else 5 seconds.
 
     Returns:
         The manifest: every tool the model will be offered.
 
     Raises:
         CompileError: One or more errors; `.diagnostics` lists every problem found.
+        UsageError: `import_timeout_s` or `$EVE_IMPORT_TIMEOUT` is not a number of seconds > 0.
     """
-    compiled = compile_app_definitions(app_dir)
+    compiled = compile_app_definitions(app_dir, import_timeout_s=import_timeout_s)
     return save_manifest(compiled) if write_manifest else compiled.manifest
 
 

@@ -4,10 +4,12 @@ An answer is checked completely before anything is written; an answer that does 
 raises `InvalidAnswerError` and the session stays parked, unchanged.
 
 - A question or client tool with a `schema`: `value` (or `text` holding JSON) that is valid
-  against it; the tool result is the value. When the request offers options and its schema has
-  exactly one required field holding a string or an array of strings (a typed picker such as
-  `{pickedIds: [...]}`), a bare `optionId` answers it (`{pickedIds: [optionId]}`), and the
-  picked ids must be offered options unless free text is allowed.
+  against it, formats included (`date`, `date-time`, `time`, `email`, `uri`, ...: jsonschema's
+  `FormatChecker` with the `format-nongpl` extras); the tool result is the value. When the
+  request offers options and its schema has exactly one required field holding a string or an
+  array of strings (a typed picker such as `{pickedIds: [...]}`), a bare `optionId` answers it
+  (`{pickedIds: [optionId]}`), and the picked ids must be offered options unless free text is
+  allowed.
 - A question or client tool without one: `optionId` (one that was offered) and/or `text`
   (free text when allowed, otherwise matched to an option's id, label or 1-based number); the
   result is `{status: "answered", optionId?, text?}`.
@@ -19,11 +21,14 @@ raises `InvalidAnswerError` and the session stays parked, unchanged.
 
 from __future__ import annotations
 
+import functools
 import json
 
 import jsonschema
+import jsonschema.exceptions
+import jsonschema.protocols
 
-from eve_py._json import JsonValue
+from eve_py._json import JsonSchema, JsonValue
 from eve_py.errors import InvalidAnswerError
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.resolvers.solver import RecordedOutcome
@@ -38,10 +43,46 @@ __all__ = (
     "elicitation_outcome",
     "match_option",
     "pick_field",
+    "schema_validator",
 )
 
 DENIED_MESSAGE = "Tool execution was denied."
 IGNORED_RESULT: dict[str, JsonValue] = {"status": "ignored"}
+
+
+_FORMAT_HINTS = {
+    "date": "YYYY-MM-DD, e.g. 2025-05-01",
+    "date-time": "RFC 3339 with a time zone, e.g. 2025-05-01T09:30:00Z",
+    "time": "RFC 3339 with a time zone, e.g. 09:30:00+02:00",
+    "email": "e.g. ada@example.com",
+    "uri": "an absolute URI with a scheme, e.g. https://example.com/page",
+    "uuid": "e.g. 123e4567-e89b-12d3-a456-426614174000",
+}
+"""What a valid value looks like, for the formats people answer most."""
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(canonical: str) -> jsonschema.protocols.Validator:
+    schema = json.loads(canonical)
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def schema_validator(schema: JsonSchema) -> jsonschema.protocols.Validator:
+    """The validator of answers to `schema` (JSON Schema 2020-12, formats checked).
+
+    Built once per distinct schema and cached: a parked request is read back from the store on
+    every answer, so the cache is keyed by the schema's canonical JSON, not by the dict.
+    """
+    return _validator(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+
+
+def _describe(error: jsonschema.exceptions.ValidationError) -> str:
+    """`error`'s message; for a format, the value, the format and what a valid value looks like."""
+    if error.validator != "format":
+        return error.message
+    fmt = str(error.validator_value)
+    hint = _FORMAT_HINTS.get(fmt)
+    return f'{error.instance!r} is not a valid {fmt} (format "{fmt}"{": " + hint if hint else ""})'
 
 
 def match_option(request: InputRequest, text: str) -> str | None:
@@ -115,11 +156,11 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
                 raise _invalid(request, "it needs a value matching the request's schema; text is not JSON") from None
         if value is None:
             raise _invalid(request, "it needs a value matching the request's schema")
-        errors = sorted(jsonschema.Draft202012Validator(request.response_schema).iter_errors(value), key=str)
+        errors = sorted(schema_validator(request.response_schema).iter_errors(value), key=str)
         if errors:
             error = errors[0]
             where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            raise _invalid(request, f"value fails the schema at {where}: {error.message}")
+            raise _invalid(request, f"value fails the schema at {where}: {_describe(error)}")
         if picks is not None and not request.allow_freeform and isinstance(value, dict):
             picked = value.get(picks[0])
             unknown = [p for p in (picked if isinstance(picked, list) else [picked]) if p not in option_ids]

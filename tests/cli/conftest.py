@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -61,13 +62,18 @@ def write_answers(tmp_path: Path) -> WriteAnswers:
 
 @pytest.fixture
 def eve() -> RunEve:
-    """Run `python -m eve_py ARGS...` in a real subprocess, from the repository root."""
+    """Run `python -m eve_py ARGS...` in a real subprocess, from the repository root (`env` adds variables)."""
 
-    def run(*args: str | Path, input: str | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002
+    def run(
+        *args: str | Path,
+        input: str | None = None,  # noqa: A002
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "eve_py", *map(str, args)],
             cwd=REPO,
             input=input,
+            env={**os.environ, **env} if env else None,
             capture_output=True,
             text=True,
             timeout=30,

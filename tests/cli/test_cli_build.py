@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,3 +111,74 @@ def test_build_shows_warnings_such_as_disabling_a_tool_that_does_not_exist(
     output = captured.out + captured.err
     assert "tools/web_search.py" in output
     assert "nothing is disabled" in output
+
+
+def test_build_reports_aborting_and_hanging_tool_files_and_every_other_problem(tmp_path: Path) -> None:
+    app = broken_app(tmp_path / "broken")
+    tools = app / "agent" / "tools"
+    (tools / "cancelled.py").write_text("import asyncio\n\nraise asyncio.CancelledError()\n", encoding="utf-8")
+    (tools / "interrupted.py").write_text("raise KeyboardInterrupt\n", encoding="utf-8")
+    (tools / "spins.py").write_text("while True:\n    pass\n", encoding="utf-8")
+    (tools / "sleeps.py").write_text("import time\n\ntime.sleep(3600)\n", encoding="utf-8")
+
+    done = subprocess.run(
+        [sys.executable, "-m", "eve_py", "build", str(app), "--import-timeout", "0.5"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+    assert done.returncode == 1, done.stderr
+    assert "8 error(s)" in done.stderr
+    assert 'tools/cancelled.py: error E101: Failed to import the tool file "tools/cancelled.py": CancelledError' in (
+        done.stderr
+    )
+    assert "tools/interrupted.py: error E101:" in done.stderr
+    for hanging in ("tools/spins.py", "tools/sleeps.py"):
+        assert f'{hanging}: error E111: The tool file "{hanging}" did not finish importing within 0.5 s' in done.stderr
+    assert "RuntimeError: no database" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "parked sessions stay parked" not in done.stderr  # the tool's KeyboardInterrupt is no Ctrl-C
+    assert not (app / ".eve" / "build" / "manifest.json").exists()
+
+
+def test_build_takes_the_import_timeout_from_eve_import_timeout(tmp_path: Path) -> None:
+    tools = tmp_path / "app" / "agent" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "spins.py").write_text("while True:\n    pass\n", encoding="utf-8")
+    env = {**os.environ, "EVE_IMPORT_TIMEOUT": "0.3"}
+
+    done = subprocess.run(
+        [sys.executable, "-m", "eve_py", "build", str(tmp_path / "app")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env=env,
+    )
+
+    assert done.returncode == 1
+    assert "did not finish importing within 0.3 s" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "soon", "nan"])
+def test_build_rejects_an_import_timeout_that_is_not_a_positive_number(
+    hitl_copy: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["build", str(hitl_copy), "--import-timeout", value])
+
+    assert exited.value.code == 2
+    assert "--import-timeout" in capsys.readouterr().err
+
+
+def test_a_bad_eve_import_timeout_exits_2_with_a_clear_error(
+    hitl_copy: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("EVE_IMPORT_TIMEOUT", "soon")
+
+    code = main(["build", str(hitl_copy)])
+
+    assert code == 2
+    assert "error: EVE_IMPORT_TIMEOUT must be a finite number of seconds > 0, got 'soon'" in capsys.readouterr().err

@@ -337,6 +337,34 @@ def test_run_with_the_mock_model_on_an_app_without_mock_model_py_exits_2(
     assert "mock_model.py" in err
 
 
+def test_run_with_a_mock_model_py_raising_keyboard_interrupt_at_import_exits_2_naming_the_file(
+    tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mock = tmp_path / "app" / "agent" / "mock_model.py"
+    mock.parent.mkdir(parents=True)
+    mock.write_text("raise KeyboardInterrupt\n", encoding="utf-8")
+
+    code = main(["run", str(tmp_path / "app"), "hi", "--model", "mock", "--store", str(store)])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"{mock} failed to import: KeyboardInterrupt" in err
+    assert "parked sessions stay parked" not in err
+
+
+def test_run_with_a_mock_model_py_that_never_finishes_importing_exits_2_naming_the_file(
+    tmp_path: Path, store: Path, eve: RunEve
+) -> None:
+    mock = tmp_path / "app" / "agent" / "mock_model.py"
+    mock.parent.mkdir(parents=True)
+    mock.write_text("while True:\n    pass\n", encoding="utf-8")
+
+    done = eve("run", tmp_path / "app", "hi", "--model", "mock", "--store", store, env={"EVE_IMPORT_TIMEOUT": "0.3"})
+
+    assert done.returncode == 2, done.stderr
+    assert f"{mock} did not finish importing within 0.3 s" in done.stderr
+
+
 def test_run_on_an_app_without_any_model_exits_2_and_suggests_one(
     tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
