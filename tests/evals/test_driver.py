@@ -9,7 +9,8 @@ import pytest
 from eve_py import Agent, define_tool
 from eve_py.errors import EvalAssertionError, EvalConfigurationError
 from eve_py.evals import EvalDriver, InProcessBackend, option_answer
-from eve_py.parking.requests import InputOption, InputRequest, ToolCallAction
+from eve_py.events import InputResolved
+from eve_py.parking.requests import InputOption, InputRequest, InputResponse, ToolCallAction
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 
 pytestmark = pytest.mark.anyio
@@ -59,9 +60,12 @@ async def test_a_structured_answer_resumes_the_turn_into_note_and_every_check_pa
     assert driver.message_includes("tpl_blue") == "Recorded your pick: tpl_blue."
     matched = driver.event_order(
         "input.requested",
-        {"type": "input.resolved", "responses": [{"value": {"pickedIds": ["tpl_blue"]}}]},
-        {"type": "action.result", "toolName": "note"},
-        {"type": "turn.completed", "status": "completed"},
+        {
+            "type": "input.resolved",
+            "resolutions": [{"outcome": "answered", "response": {"value": {"pickedIds": ["tpl_blue"]}}}],
+        },
+        {"type": "action.result", "result": {"toolName": "note"}},
+        "turn.completed",
     )
     assert [event.type for event in matched] == [
         "input.requested",
@@ -76,12 +80,14 @@ async def test_respond_all_answers_a_typed_picker_with_a_value_holding_the_optio
 
     await driver.respond_all("tpl_red")
 
-    [resolved] = [event for event in driver.events if event.type == "input.resolved"]
+    [resolved] = [event for event in driver.events if isinstance(event, InputResolved)]
     [question] = driver.tool_calls("ask_question")
     # The driver sends the option id; the runtime turns it into the picker's value.
-    assert resolved.data["responses"] == [
-        {"requestId": question.call_id, "optionId": "tpl_red", "value": {"pickedIds": ["tpl_red"]}}
-    ]
+    [resolution] = resolved.data.resolutions
+    assert (resolution.request_id, resolution.outcome) == (question.call_id, "answered")
+    assert resolution.response == InputResponse(
+        request_id=question.call_id, option_id="tpl_red", value={"pickedIds": ["tpl_red"]}
+    )
     driver.message_includes("tpl_red")
 
 
@@ -249,7 +255,7 @@ async def test_completed_on_a_parked_turn_names_the_eval_the_step_and_shows_the_
     assert "but it is waiting on 1 request(s): ask_question [question, select]" in message
     assert f"events of session {driver.session_id}:" in message
     assert re.search(r"#\d+ +input\.requested +\{", message)
-    assert re.search(r"#\d+ +session\.waiting", message)
+    assert re.search(r"#\d+ +turn\.waiting", message)
 
 
 async def test_waiting_on_a_completed_turn_fails(driver: EvalDriver) -> None:
@@ -331,7 +337,7 @@ async def test_event_order_reports_the_pattern_it_could_not_find_after_the_previ
     await driver.respond_all("tpl_blue")
 
     with pytest.raises(EvalAssertionError) as failure:
-        driver.event_order({"type": "action.result", "toolName": "note"}, "input.requested")
+        driver.event_order({"type": "action.result", "result": {"toolName": "note"}}, "input.requested")
 
     message = str(failure.value)
     assert re.search(r"no input\.requested after event #\d+ \(matched 1 of 2 pattern\(s\)\)", message)

@@ -14,7 +14,8 @@ import pytest
 from eve_py.agent import Agent
 from eve_py.evals import EvalBackend, EvalResult, InProcessBackend, discover_evals, run_evals
 from eve_py.evals.backend import InProcessSession
-from eve_py.events import Event, new_event
+from eve_py.events import ActionResult, AnyEvent, InputResolved, new_event
+from eve_py.events.payloads import ActionResultData, ToolResultAction
 from eve_py.harness.loop import TurnResult
 from eve_py.models.base import Model
 from eve_py.models.messages import Message, ToolMessage
@@ -43,29 +44,21 @@ class Tampered:
     async def respond(self, responses: Sequence[InputResponse]) -> TurnResult:
         return await self._inner.respond(responses)
 
-    async def events(self, start: int) -> list[Event]:
+    async def events(self, start: int) -> list[AnyEvent]:
         events = await self._inner.events(start)
         if not self._fake_execution:
             return events
-        doctored = []
+        doctored: list[AnyEvent] = []
         for event in events:
             doctored.append(event)
-            if event.type == "input.resolved":  # pretend server code ran for each answered question
-                responses = event.data.get("responses")
-                assert isinstance(responses, list)
-                for response in responses:
-                    assert isinstance(response, dict)
-                    doctored.append(
-                        new_event(
-                            "action.result",
-                            {
-                                "callId": response["requestId"],
-                                "toolName": "ask_question",
-                                "output": {},
-                                "isError": False,
-                            },
-                        )
+            if isinstance(event, InputResolved):  # pretend server code ran for each answered question
+                for resolution in event.data.resolutions:
+                    result = ToolResultAction(call_id=resolution.request_id, tool_name="ask_question", output={})
+                    coords = {"sequence": event.data.sequence, "turn_id": event.data.turn_id}
+                    data = ActionResultData(
+                        **coords, step_index=event.data.step_index, result=result, status="completed"
                     )
+                    doctored.append(new_event(data))
         return doctored
 
     async def conversation(self) -> list[Message]:
@@ -107,7 +100,8 @@ async def test_both_regression_evals_pass_on_the_mock_model(hitl_agent: Agent, h
     }
     approval = results["hitl/approval_vs_client_resolved"]
     assert len(approval.sessions) == 1  # both paths on one session
-    assert sum(1 for e in approval.events if e.type == "action.result" and e.data["toolName"] == "guarded_echo") == 1
+    echoes = [e for e in approval.events if isinstance(e, ActionResult) and e.data.result.tool_name == "guarded_echo"]
+    assert len(echoes) == 1
 
 
 async def test_a_second_result_for_the_parked_question_fails_both_evals(hitl_agent: Agent, hitl_model: Model) -> None:

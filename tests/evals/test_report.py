@@ -85,7 +85,7 @@ async def test_artifacts_hold_the_summary_one_line_per_eval_and_each_evals_event
     events = [json.loads(line) for line in (folder / question["events"]).read_text().splitlines()]
     assert len(events) == question["eventCount"]
     assert events[0]["type"] == "session.started"
-    assert events[0]["data"]["sessionId"] == question["sessions"][0]
+    assert events[0]["data"]["runtime"]["eveVersion"].startswith("eve-py/")
     assert {"input.requested", "input.resolved", "action.result", "turn.completed"} <= {e["type"] for e in events}
 
 

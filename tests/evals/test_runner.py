@@ -103,8 +103,8 @@ async def test_an_eval_that_runs_out_of_time_fails_with_the_step_it_was_on(
         "waiting()",
     )
     assert failure.message.startswith("eval 'slow/stuck' failed at step 2 `waiting()`: timed out after 0.05 s")
-    assert "session.waiting" in failure.message
-    assert [event.type for event in result.events][-1] == "session.waiting"
+    assert "turn.waiting" in failure.message
+    assert [event.type for event in result.events][-1] == "turn.waiting"
 
 
 async def test_a_plain_assert_fails_the_eval_and_names_its_line(
