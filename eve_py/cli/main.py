@@ -306,8 +306,8 @@ async def _run(args: argparse.Namespace) -> int:
     runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
     try:
         session = await _open(args, runtime)
-        if not args.json:
-            _print(f"session {session.id}")
+        # With --json stdout holds events only, and no event names the session: say it on stderr.
+        _print(f"session {session.id}", err=args.json)
         if args.message is not None:
             result = await session.send(args.message)
         else:

@@ -185,11 +185,11 @@ def test_the_new_app_runs_a_turn_through_the_picker_and_the_approval(
     events = events_of(done.stdout)
     types = [event["type"] for event in events]
     assert types.count("input.requested") == 2
-    assert types[-1] == "turn.completed"
-    results = [event["data"] for event in events if event["type"] == "action.result"]
+    assert types[-2:] == ["turn.completed", "session.waiting"]
+    results = [event["data"]["result"] for event in events if event["type"] == "action.result"]
     assert [(r["toolName"], r["output"]["deployed"]) for r in results] == [("deploy", "production")]
     final = [event["data"] for event in events if event["type"] == "message.completed"][-1]
-    assert final["text"] == "Deployed to production."
+    assert final["message"] == "Deployed to production."
 
 
 @pytest.mark.timeout(300)

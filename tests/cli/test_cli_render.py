@@ -6,19 +6,28 @@ import pytest
 
 from eve_py.cli.main import _Renderer
 from eve_py.events import new_event
+from eve_py.events.payloads import (
+    ActionInputAppendedData,
+    ActionResultData,
+    MessageAppendedData,
+    MessageCompletedData,
+    ToolResultAction,
+    TurnFailedData,
+)
+
+STEP = {"sequence": 0, "turn_id": "t1", "step_index": 0}
 
 
 def test_streamed_text_is_shown_as_it_arrives_and_not_again_when_the_step_completes(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     render = _Renderer()
-    step = {"turnId": "t1", "stepIndex": 0}
 
-    render(new_event("message.delta", {**step, "deltaIndex": 0, "kind": "text", "text": "Hel"}))
-    render(new_event("message.delta", {**step, "deltaIndex": 1, "kind": "tool-call", "text": '{"a"', "callId": "c"}))
-    render(new_event("message.delta", {**step, "deltaIndex": 2, "kind": "text", "text": "lo"}))
-    render(new_event("message.completed", {**step, "text": "Hello"}))
-    render(new_event("message.completed", {"turnId": "t1", "stepIndex": 1, "text": "Bye"}))
+    render(new_event(MessageAppendedData(**STEP, message_delta="Hel")))
+    render(new_event(ActionInputAppendedData(**STEP, call_id="c", tool_name="note", input_text_delta='{"a"')))
+    render(new_event(MessageAppendedData(**STEP, message_delta="lo")))
+    render(new_event(MessageCompletedData(**STEP, finish_reason="stop", message="Hello")))
+    render(new_event(MessageCompletedData(**{**STEP, "step_index": 1}, finish_reason="stop", message="Bye")))
 
     assert capsys.readouterr().out == "agent > Hello\nagent > Bye\n"
 
@@ -26,9 +35,11 @@ def test_streamed_text_is_shown_as_it_arrives_and_not_again_when_the_step_comple
 def test_tool_results_and_failures_are_shown(capsys: pytest.CaptureFixture[str]) -> None:
     render = _Renderer()
 
-    render(new_event("action.result", {"toolName": "note", "output": {"ok": True}, "isError": False}))
-    render(new_event("action.result", {"toolName": "pay", "output": "denied", "isError": True}))
-    render(new_event("turn.failed", {"turnId": "t1", "error": {"code": "MODEL_ERROR", "message": "boom"}}))
+    ok = ToolResultAction(call_id="c1", tool_name="note", output={"ok": True})
+    denied = ToolResultAction(call_id="c2", tool_name="pay", output="denied", is_error=True)
+    render(new_event(ActionResultData(**STEP, result=ok, status="completed")))
+    render(new_event(ActionResultData(**STEP, result=denied, status="rejected")))
+    render(new_event(TurnFailedData(sequence=0, turn_id="t1", code="MODEL_ERROR", message="boom")))
 
     captured = capsys.readouterr()
     assert captured.out == '  <- note: {"ok": true}\n  x pay: "denied"\n'

@@ -30,7 +30,7 @@ def events_from(stdout: str) -> list[dict[str, Any]]:
         event = json.loads(line)
         assert isinstance(event, dict)
         assert set(event) == {"type", "data", "meta"}
-        assert set(event["meta"]) == {"id", "at"}
+        assert {"id", "at"} <= set(event["meta"]) <= {"id", "at", "deliveryIds"}
         events.append(event)
     return events
 
@@ -74,16 +74,15 @@ def test_run_json_prints_ndjson_events_ending_in_a_completed_turn(
     events = events_from(capsys.readouterr().out)
     types = [event["type"] for event in events]
     assert types[0] == "session.started"
-    assert events[-1]["type"] == "turn.completed"
-    assert events[-1]["data"]["status"] == "completed"
+    assert [event["type"] for event in events[-2:]] == ["turn.completed", "session.waiting"]
     [requested] = [event for event in events if event["type"] == "input.requested"]
     [request] = requested["data"]["requests"]
     assert request["action"]["toolName"] == "ask_question"
     assert [option["id"] for option in request["options"]] == ["tpl_blue", "tpl_red", "tpl_green"]
-    results = [event["data"] for event in events if event["type"] == "action.result"]
+    results = [event["data"]["result"] for event in events if event["type"] == "action.result"]
     assert [(result["toolName"], result["output"]["text"]) for result in results] == [("note", "picked tpl_blue")]
     [completed] = [event for event in events if event["type"] == "message.completed"]
-    assert completed["data"]["text"] == "Recorded your pick: tpl_blue."
+    assert completed["data"]["message"] == "Recorded your pick: tpl_blue."
 
 
 def test_run_json_in_a_real_process_prints_one_event_per_line(
@@ -95,9 +94,8 @@ def test_run_json_in_a_real_process_prints_one_event_per_line(
 
     assert done.returncode == 0, done.stderr
     events = events_from(done.stdout)
-    assert events[-1]["type"] == "turn.completed"
-    assert events[-1]["data"]["status"] == "completed"
-    assert any(e["type"] == "message.completed" and "tpl_green" in e["data"]["text"] for e in events)
+    assert [event["type"] for event in events[-2:]] == ["turn.completed", "session.waiting"]
+    assert any(e["type"] == "message.completed" and "tpl_green" in e["data"]["message"] for e in events)
 
 
 def test_run_without_json_prints_the_tool_results_and_the_reply(
@@ -237,7 +235,7 @@ def test_run_with_an_answer_failing_the_schema_exits_2_and_the_session_stays_par
     assert code == 2
     captured = capsys.readouterr()
     assert "rejected: value fails the schema at pickedIds: 'tpl_blue' is not of type 'array'" in captured.err
-    session_id = session_id_in(captured.out)
+    session_id = session_id_in(captured.err)
     status, open_requests = stored_session(hitl_app, store, session_id)
     assert status == "waiting"
     [requested] = [e for e in events_from(captured.out) if e["type"] == "input.requested"]
@@ -265,13 +263,12 @@ def test_run_session_with_a_new_message_dismisses_the_parked_question_and_runs_t
 
     assert code == 0
     events = events_from(capsys.readouterr().out)
-    [dismissal] = [e["data"] for e in events if e["type"] == "input.resolved" and e["data"].get("dismissed")]
-    assert dismissal["dismissed"] == [parked_id]
+    dismissal = next(e["data"] for e in events if e["type"] == "input.resolved")  # the first: the message's
+    assert [(r["requestId"], r["outcome"]) for r in dismissal["resolutions"]] == [(parked_id, "ignored")]
     requested = [e["data"]["requests"][0]["requestId"] for e in events if e["type"] == "input.requested"]
     assert requested != [parked_id]
-    assert events[-1]["type"] == "turn.completed"
-    assert events[-1]["data"]["status"] == "completed"
-    assert any(e["type"] == "message.completed" and "tpl_green" in e["data"]["text"] for e in events)
+    assert [event["type"] for event in events[-2:]] == ["turn.completed", "session.waiting"]
+    assert any(e["type"] == "message.completed" and "tpl_green" in e["data"]["message"] for e in events)
 
 
 def test_run_with_an_answer_object_that_is_no_input_response_exits_2_with_a_clear_message(

@@ -1,6 +1,7 @@
 """The deploy flow: the typed picker parks, its answer is the result, the deploy waits for approval."""
 
 from eve_py.evals import EvalDriver, define_eval
+from eve_py.events import ActionResult
 
 PROMPT = (
     "Deploy the app. Use the ask_question tool to ask me which environment, offering exactly "
@@ -18,7 +19,7 @@ async def test(t: EvalDriver) -> None:
     await t.respond(question, value={"pickedIds": ["staging"]})
     [approval] = t.expect_input_requests(tool_name="deploy", display="confirmation", kind="tool-approval", times=1)
     t.check(approval.action.input == {"environment": "staging"}, "the deploy waits for approval with the pick")
-    ran = [event for event in t.events if event.type == "action.result" and event.data.get("toolName") == "deploy"]
+    ran = [e for e in t.events if isinstance(e, ActionResult) and e.data.result.tool_name == "deploy"]
     t.check(not ran, "nothing was deployed before the approval")
 
     (await t.respond_all("approve")).expect_ok()
