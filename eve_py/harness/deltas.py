@@ -9,7 +9,7 @@ fast model costs a bounded number of commits, not one per token.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -44,12 +44,16 @@ class DeltaWriter:
         self._step_index = step_index
         self._lead = lead
         self._buffer: list[ModelDelta] = []
+        self._tool_names: dict[str, str] = {}
         self._wake = anyio.Event()
         self._closed = False
         self.record: SessionRecord | None = None
 
     async def on_delta(self, delta: ModelDelta) -> None:
         """Queue one delta for the next write (the model never waits for the store)."""
+        if delta.call_id is not None and delta.tool_name:
+            # Providers name the tool once, often in a piece with no argument text yet.
+            self._tool_names[delta.call_id] = delta.tool_name
         if delta.text:
             self._buffer.append(delta)
             self._wake.set()
@@ -61,13 +65,19 @@ class DeltaWriter:
         `self.record` is the session as last written (read it after the block).
         """
         self.record = record
-        async with anyio.create_task_group() as group:
-            group.start_soon(self._run)
-            try:
-                yield self
-            finally:
-                self._closed = True
-                self._wake.set()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._run)
+                try:
+                    yield self
+                finally:
+                    self._closed = True
+                    self._wake.set()
+        except BaseExceptionGroup as group:
+            # The model's own error, not a group: the step fails with what the provider said.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
 
     async def _run(self) -> None:
         while True:
@@ -75,7 +85,7 @@ class DeltaWriter:
             self._wake = anyio.Event()
             while self._buffer:
                 batch, self._buffer = self._buffer, []
-                events = [*self._lead, *coalesce(self._turn, self._step_index, batch)]
+                events = [*self._lead, *coalesce(self._turn, self._step_index, batch, self._tool_names)]
                 assert self.record is not None
                 # A write under way finishes even if the step is cancelled: the record must be
                 # the one stored, or the turn's next write would conflict with its own.
@@ -86,8 +96,11 @@ class DeltaWriter:
                 return
 
 
-def coalesce(turn: TurnState, step_index: int, deltas: list[ModelDelta]) -> list[Event]:
-    """One event per run of adjacent deltas of the same kind (and tool call), texts joined."""
+def coalesce(turn: TurnState, step_index: int, deltas: list[ModelDelta], tool_names: Mapping[str, str]) -> list[Event]:
+    """One event per run of adjacent deltas of the same kind (and tool call), texts joined.
+
+    `tool_names` maps call ids to the tool names the stream gave for them.
+    """
     runs: list[tuple[ModelDelta, list[str]]] = []
     for delta in deltas:
         if runs and runs[-1][0].kind == delta.kind and runs[-1][0].call_id == delta.call_id:
@@ -102,7 +115,10 @@ def coalesce(turn: TurnState, step_index: int, deltas: list[ModelDelta]) -> list
             events.append(stamp(turn, MessageAppendedData(**coords, message_delta=text)))
         else:
             appended = ActionInputAppendedData(
-                **coords, call_id=first.call_id or "", tool_name=first.tool_name or "", input_text_delta=text
+                **coords,
+                call_id=first.call_id or "",
+                tool_name=first.tool_name or tool_names.get(first.call_id or "", ""),
+                input_text_delta=text,
             )
             events.append(stamp(turn, appended))
     return events

@@ -31,10 +31,10 @@ __all__ = (
     "EveDisplay",
     "EveInputRequest",
     "EveRequestKind",
-    "RequestExtension",
     "InputOption",
     "InputRequest",
     "InputResponse",
+    "RequestExtension",
     "RequestKind",
     "ToolCallAction",
 )

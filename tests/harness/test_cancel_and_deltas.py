@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import anyio
 import pytest
 
 from eve_py import Agent, Runtime, check_pairing, define_tool
-from eve_py.events import Event
+from eve_py.events import ActionInputAppended, Event, MessageAppended, MessageCompleted
+from eve_py.harness import Committed
 from eve_py.models import ModelDelta, ModelRequest, ModelResponse, ModelToolCall
 from eve_py.testing import MockModel
 
@@ -85,11 +84,11 @@ class StreamingModel:
         return ModelResponse(tool_calls=[ModelToolCall(id="c1", name="note", input={"text": "x"})])
 
 
-async def test_streamed_deltas_reach_listeners_but_not_the_stored_log() -> None:
+async def test_streamed_deltas_are_stored_in_order_and_reach_listeners_as_they_are_committed() -> None:
     seen: list[Event] = []
 
-    def listen(events: Sequence[Event]) -> None:
-        seen.extend(events)
+    def listen(committed: Committed) -> None:
+        seen.extend(committed.events)
 
     def note(text: str) -> str:
         return text
@@ -103,27 +102,35 @@ async def test_streamed_deltas_reach_listeners_but_not_the_stored_log() -> None:
 
     done = await session.send("go")
 
-    deltas = [e.data for e in seen if e.type == "message.delta"]
-    assert [(d["kind"], d["text"], d.get("callId")) for d in deltas] == [
-        ("tool-call", '{"text":', "c1"),
-        ("tool-call", ' "x"}', "c1"),
-        ("text", "Do", None),
-        ("text", "ne", None),
-    ]
-    assert deltas[0]["toolName"] == "note" and deltas[2]["stepIndex"] == 1
-    assert [d["deltaIndex"] for d in deltas] == [0, 1, 0, 1], "numbered from 0 in each step"
-    assert not any(e.type == "message.delta" for e in await session.events())
+    stored = await session.events()
+    assert [e.meta.id for e in stored] == [e.meta.id for e in seen], "listeners see exactly the stored log"
+    inputs = [e for e in stored if isinstance(e, ActionInputAppended)]
+    texts = [e for e in stored if isinstance(e, MessageAppended)]
+    assert "".join(e.data.input_text_delta for e in inputs) == '{"text": "x"}'
+    assert {(e.data.call_id, e.data.tool_name, e.data.step_index) for e in inputs} == {("c1", "note", 0)}
+    assert "".join(e.data.message_delta for e in texts) == "Done"
+    assert {e.data.step_index for e in texts} == {1}
+    types = [e.type for e in stored]
+    # Each step's deltas come after its `step.started` and before its `step.completed`.
+    for step_events in (inputs, texts):
+        first, last = stored.index(step_events[0]), stored.index(step_events[-1])
+        assert types[first - 1] == "step.started" or types[first - 1].endswith(".appended")
+        assert "step.completed" in types[last + 1 :]
+    completed = [e for e in stored if isinstance(e, MessageCompleted)]
+    assert [e.data.message for e in completed] == ["Done"]
     assert done.message == "Done"
 
 
 async def test_a_mock_model_emits_no_deltas() -> None:
     seen: list[str] = []
     runtime = Runtime(
-        Agent.from_definitions({}), model=MockModel(lambda r: "hi"), on_event=lambda es: seen.extend(e.type for e in es)
+        Agent.from_definitions({}),
+        model=MockModel(lambda r: "hi"),
+        on_event=lambda c: seen.extend(e.type for e in c.events),
     )
     session = await runtime.create_session()
     await session.send("x")
-    assert "message.delta" not in seen
+    assert "message.appended" not in seen and "action.input.appended" not in seen
 
 
 class GarbledModel:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -22,7 +21,8 @@ from eve_py import (
     load_agent,
 )
 from eve_py.agent import load_mock_model
-from eve_py.events import Event
+from eve_py.events import ActionResult
+from eve_py.harness import Committed
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP
@@ -68,7 +68,7 @@ async def test_ask_question_override_parks_resumes_from_structured_answer_and_co
     assert request.action.input["ui"] == {"kind": "template"}
     assert request.option_ids() == ["tpl_blue", "tpl_red", "tpl_green"]
     assert request.response_schema is not None and "pickedIds" in request.response_schema["properties"]
-    assert [e.type for e in parked.events][-3:] == ["input.requested", "turn.completed", "session.waiting"]
+    assert [e.type for e in parked.events][-2:] == ["input.requested", "turn.waiting"]
     assert not any(e.type in ("actions.requested", "action.result") for e in parked.events)
 
     done = await session.respond([InputResponse(request_id=request.request_id, value={"pickedIds": ["tpl_blue"]})])
@@ -78,8 +78,8 @@ async def test_ask_question_override_parks_resumes_from_structured_answer_and_co
     [result] = results_for(session.messages, request.action.call_id)
     assert result.output == {"pickedIds": ["tpl_blue"]}
     assert not result.is_error
-    note_results = [e for e in done.events if e.type == "action.result" and e.data["toolName"] == "note"]
-    assert len(note_results) == 1 and note_results[0].data["output"]["text"] == "picked tpl_blue"
+    note_results = [e for e in done.events if isinstance(e, ActionResult) and e.data.result.tool_name == "note"]
+    assert len(note_results) == 1 and note_results[0].data.result.output["text"] == "picked tpl_blue"
     assert_every_request_paired(model)
     check_pairing(session.messages)
     # The model saw the parked call's result exactly once, in every later request.
@@ -124,7 +124,7 @@ async def test_approval_runs_the_executor_and_its_output_is_the_result() -> None
         "confirmation",
         ["approve", "deny"],
     )
-    assert not any(e.type == "action.result" for e in parked.events), "nothing runs before approval"
+    assert not any(isinstance(e, ActionResult) for e in parked.events), "nothing runs before approval"
 
     done = await session.respond([InputResponse(request_id=request.request_id, option_id="approve")])
 
@@ -132,8 +132,8 @@ async def test_approval_runs_the_executor_and_its_output_is_the_result() -> None
     assert GUARDED_ECHO_TOKEN in (done.message or "")
     [result] = results_for(session.messages, request.action.call_id)
     assert result.output == {"token": GUARDED_ECHO_TOKEN, "echo": "hello"}
-    [event] = [e for e in done.events if e.type == "action.result"]
-    assert event.data["output"]["token"] == GUARDED_ECHO_TOKEN
+    [event] = [e for e in done.events if isinstance(e, ActionResult)]
+    assert event.data.result.output["token"] == GUARDED_ECHO_TOKEN
     assert_every_request_paired(model)
 
 
@@ -162,9 +162,9 @@ async def test_a_denied_approval_gets_one_error_result_with_the_reason_and_never
     [result] = results_for(session.messages, request.action.call_id)
     assert result.is_error
     assert result.output == "Tool execution was denied. Reason: too risky"
-    [event] = [e for e in done.events if e.type == "action.result"]
-    assert event.data["output"]["code"] == "TOOL_EXECUTION_DENIED"
-    assert event.data["output"]["tool"] == {"result": "not_run"}
+    [event] = [e for e in done.events if isinstance(e, ActionResult)]
+    assert event.data.result.output["code"] == "TOOL_EXECUTION_DENIED"
+    assert event.data.result.output["tool"] == {"result": "not_run"}
     assert done.message == "outcome: Tool execution was denied. Reason: too risky"
 
 
@@ -183,7 +183,7 @@ async def test_approval_and_client_resolved_are_separate_paths() -> None:
 
     assert done.status == "completed"
     assert done.message == "First layout: tpl_green; second layout: blue."
-    assert not any(e.type == "action.result" for e in done.events), "answering a question executes nothing"
+    assert not any(isinstance(e, ActionResult) for e in done.events), "answering a question executes nothing"
     echo_results = [r for r in model.requests[-1].tool_results if r.name == "guarded_echo"]
     assert len(echo_results) == 1 and echo_results[0].output == {"token": GUARDED_ECHO_TOKEN, "echo": "hello"}
 
@@ -253,8 +253,8 @@ async def test_executable_siblings_run_while_the_others_park() -> None:
 
     kinds = sorted(r.kind for r in parked.input_requests)
     assert kinds == ["question", "tool-approval"]
-    [note] = [e for e in parked.events if e.type == "action.result"]
-    assert note.data["toolName"] == "note" and note.data["output"]["text"] == "review started"
+    [note] = [e for e in parked.events if isinstance(e, ActionResult)]
+    assert note.data.result.tool_name == "note" and note.data.result.output["text"] == "review started"
     approval = next(r for r in parked.input_requests if r.kind == "tool-approval")
     question = next(r for r in parked.input_requests if r.kind == "question")
 
@@ -354,7 +354,7 @@ async def test_unknown_tools_and_invalid_input_get_error_results_instead_of_park
     unknown, invalid = (done.message or "").splitlines()
     assert unknown.startswith("nope: Unknown tool 'nope'. Available tools: ask, ask_question")
     assert invalid.startswith("ask: Invalid input for tool 'ask' at n: 'three' is not of type 'integer'")
-    rejected = [(e.data["toolName"], e.data["isError"]) for e in done.events if e.type == "action.result"]
+    rejected = [(e.data.result.tool_name, e.data.result.is_error) for e in done.events if isinstance(e, ActionResult)]
     assert rejected == [("nope", True), ("ask", True)]
     assert not any(e.type == "input.requested" for e in done.events)
 
@@ -373,7 +373,7 @@ async def test_a_failing_model_fails_the_turn_and_the_session_can_send_again() -
     failed = await session.send("first")
     assert failed.status == "failed"
     assert failed.error == "ConnectionError: provider unreachable"
-    assert failed.events[-1].type == "turn.failed"
+    assert [e.type for e in failed.events][-3:] == ["step.failed", "turn.failed", "session.waiting"]
     assert session.status == "idle"
 
     done = await session.send("second")
@@ -427,7 +427,7 @@ async def test_an_approval_policy_sees_the_call_and_the_tools_approved_before() 
         ({"cents": 100}, frozenset()),
         ({"cents": 101}, frozenset({"pay"})),
     ]
-    outputs = [e.data["output"] for e in done.events if e.type == "action.result"]
+    outputs = [e.data.result.output for e in done.events if isinstance(e, ActionResult)]
     assert outputs == [{"paid": 100, "approved": True}, {"paid": 101, "approved": False}]
 
 
@@ -536,15 +536,15 @@ async def test_output_that_to_model_output_cannot_serialize_becomes_an_error_res
 async def test_a_failing_event_listener_does_not_break_the_turn() -> None:
     seen: list[str] = []
 
-    def listener(events: Sequence[Event]) -> None:
-        seen.extend(e.type for e in events)
+    def listener(committed: Committed) -> None:
+        seen.extend(e.type for e in committed.events)
         raise RuntimeError("renderer crashed")
 
     runtime = Runtime(Agent.from_definitions({}), model=MockModel(lambda r: "hi"), on_event=listener)
     session = await runtime.create_session()
 
     assert (await session.send("hello")).message == "hi"
-    assert seen[-1] == "turn.completed"
+    assert seen[-2:] == ["turn.completed", "session.waiting"]
 
 
 async def test_action_results_are_logged_in_call_order_whatever_order_the_calls_finish_in() -> None:
@@ -571,7 +571,7 @@ async def test_action_results_are_logged_in_call_order_whatever_order_the_calls_
 
     done = await session.send("go")
 
-    assert [e.data["toolName"] for e in done.events if e.type == "action.result"] == ["slow", "fast"]
+    assert [e.data.result.tool_name for e in done.events if isinstance(e, ActionResult)] == ["slow", "fast"]
 
 
 async def test_an_answer_given_on_the_last_allowed_step_still_reaches_the_model() -> None:

@@ -8,7 +8,7 @@ model script. Nothing leaves 127.0.0.1.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import anyio
@@ -17,7 +17,8 @@ import pytest
 
 from eve_py import InputResponse, Runtime, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.events import Event
+from eve_py.events import ActionInputAppended, Event, MessageAppended, MessageCompleted, TurnFailed
+from eve_py.harness import Committed
 from eve_py.models import AnthropicModel, ChatCompletionsModel, Model, ModelRequest, RetryPolicy, ToolMessage
 from eve_py.testing import MockModel
 from tests.conftest import HITL_APP
@@ -84,8 +85,8 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[Event] = []
 
-    def __call__(self, events: Sequence[Event]) -> None:
-        self.events += events
+    def __call__(self, committed: Committed) -> None:
+        self.events += committed.events
 
     def of(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.type == kind]
@@ -129,7 +130,7 @@ async def test_the_template_picker_parks_resumes_and_completes_over_the_wire(
 
 
 @pytest.mark.parametrize("wire", WIRES)
-async def test_streamed_text_and_tool_call_pieces_arrive_as_ephemeral_message_delta_events(
+async def test_streamed_text_and_tool_call_pieces_are_stored_as_appended_events(
     wire: str, client: httpx.AsyncClient
 ) -> None:
     recorder = Recorder()
@@ -143,17 +144,18 @@ async def test_streamed_text_and_tool_call_pieces_arrive_as_ephemeral_message_de
 
     assert second.status == "waiting", "the second park of the same turn"
     assert server.received[0].body["stream"] is True, "a listener makes the model stream"
-    deltas = recorder.of("message.delta")
-    calls = [d for d in deltas if d.data["kind"] == "tool-call"]
+    calls = [e for e in recorder.events if isinstance(e, ActionInputAppended)]
     call_id = first.action.call_id
-    assert calls[0].data["toolName"] == "ask_question"
-    assert calls[0].data["callId"] == call_id
-    assert json.loads("".join(str(d.data["text"]) for d in calls if d.data["callId"] == call_id)) == first.action.input
-    text = "".join(str(d.data["text"]) for d in deltas if d.data["kind"] == "text")
-    [completed] = recorder.of("message.completed")
-    assert text == completed.data["text"] == "Good choice. One more thing:"
+    assert calls[0].data.tool_name == "ask_question"
+    assert calls[0].data.call_id == call_id
+    assert (
+        json.loads("".join(d.data.input_text_delta for d in calls if d.data.call_id == call_id)) == first.action.input
+    )
+    text = "".join(e.data.message_delta for e in recorder.events if isinstance(e, MessageAppended))
+    [completed] = [e for e in recorder.events if isinstance(e, MessageCompleted)]
+    assert text == completed.data.message == "Good choice. One more thing:"
     stored = await session.events()
-    assert not any(e.type == "message.delta" for e in stored), "deltas are never stored"
+    assert [e.meta.id for e in stored] == [e.meta.id for e in recorder.events], "every delta is stored, in order"
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -211,10 +213,9 @@ async def test_a_provider_400_fails_the_turn_without_leaking_the_key_and_the_ses
             again = await session.send("hello again")
 
     assert failed.status == "failed"
-    [event] = recorder.of("turn.failed")
-    error = event.data["error"]
-    assert isinstance(error, dict) and error["code"] == "MODEL_ERROR"
-    message = str(error["message"])
+    [event] = [e for e in recorder.events if isinstance(e, TurnFailed)]
+    assert event.data.code == "MODEL_ERROR"
+    message = event.data.message
     assert message.startswith("ModelHTTPError: ")
     assert "HTTP 400" in message and "invalid_request_error: bad request for key [redacted]" in message
     assert KEY not in message and KEY not in json.dumps([e.model_dump(mode="json") for e in recorder.events])

@@ -27,7 +27,7 @@ from eve_py import (
     load_agent,
 )
 from eve_py.agent import load_mock_model
-from eve_py.events import Event
+from eve_py.events import Event, MessageCompleted, TurnFailed
 from eve_py.models.messages import AssistantMessage, ToolCallPart, ToolMessage
 from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
@@ -90,7 +90,7 @@ async def test_a_session_parked_in_another_process_resumes_here(tmp_path: Path) 
     assert done.message == "Recorded your pick: tpl_green."
     assert len(results_for(session.record, parked["requestId"])) == 1
     events = [e.type for e in await session.events()]
-    assert events.count("session.waiting") == 1 and events[-1] == "turn.completed"
+    assert events.count("turn.waiting") == 1 and events[-2:] == ["turn.completed", "session.waiting"]
     await store.aclose()
 
 
@@ -290,7 +290,9 @@ async def test_a_conversation_that_breaks_pairing_is_never_sent(kind: str, tmp_p
     assert caught.value.call_ids == ["call_1"]
     assert model.requests == []
     events = [e.type for e in await session.events()]
-    assert events[-2:] == ["session.failed", "turn.failed"]
+    assert events[-3:] == ["step.failed", "turn.failed", "session.waiting"]
+    [failed] = [e for e in await session.events() if isinstance(e, TurnFailed)]
+    assert failed.data.code == "PAIRING" and "call_1" in failed.data.message
     await store.aclose()
 
 
@@ -351,7 +353,7 @@ async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_fi
     assert done.status == "waiting" and done.input_requests[0].kind == "tool-approval"
     [result] = results_for(restarted.record, request.request_id)
     assert result.output == PICK, "the answer the dead worker accepted was used"
-    assert "Recorded your pick: tpl_green." in [e.data.get("text") for e in done.events]
+    assert "Recorded your pick: tpl_green." in [e.data.message for e in done.events if isinstance(e, MessageCompleted)]
     check_pairing(restarted.record.messages)
     await store.aclose()
 
