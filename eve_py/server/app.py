@@ -300,7 +300,8 @@ class _Api:
 
     async def _start(self, session_id: str, work: TurnWork, delivery_id: str | None = None) -> dict[str, Any]:
         """Start work in the background; the accepted payload with `deliveryId`, `turnId` and `startIndex`."""
-        started = await self.runner.start(await self.runtime.get_session(session_id), work)
+        session = await self.runtime.get_session(session_id)
+        started = await self.runner.start(session, work, until_turn=delivery_id is not None)
         payload: dict[str, Any] = {"ok": True, "sessionId": session_id, "status": "accepted"}
         if delivery_id is not None:
             payload["deliveryId"] = delivery_id

@@ -14,18 +14,19 @@ tells which request a write answers, so the request learns its first events.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from eve_py.errors import ApiError, SessionConflictError, SessionStateError
-from eve_py.events import Event
+from eve_py.events import Event, TurnStarted
 from eve_py.harness.loop import Committed, EventListener
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.server.hub import Hub
@@ -53,14 +54,23 @@ class _Work:
 
     session_id: str
     task_status: TaskStatus[Started] | None = None
+    until_turn: bool = False
+    """Report once the work committed a `turn.started` (a message whose turn starts after its
+    first commit, which dismisses a parked batch), not at its first commit."""
+    events: list[Event] = field(default_factory=list)
+    first_index: int | None = None
 
     def report(self, committed: Committed | None) -> None:
-        if self.task_status is not None:
-            status, self.task_status = self.task_status, None
-            if committed is None:
-                status.started(Started([], None))
-            else:
-                status.started(Started(list(committed.events), committed.first_index))
+        if self.task_status is None:
+            return
+        if committed is not None:
+            if self.first_index is None:
+                self.first_index = committed.first_index
+            self.events += committed.events
+            if self.until_turn and not any(isinstance(e, TurnStarted) for e in committed.events):
+                return
+        status, self.task_status = self.task_status, None
+        status.started(Started(self.events, self.first_index))
 
 
 _current: ContextVar[_Work | None] = ContextVar("eve_py_server_work", default=None)
@@ -123,8 +133,10 @@ class TurnRunner:
         finally:
             _current.reset(token)
 
-    async def start(self, session: Session, work: TurnWork) -> Started:
+    async def start(self, session: Session, work: TurnWork, *, until_turn: bool = False) -> Started:
         """Run `work` on the session in the background; return once it committed its first batch.
+
+        With `until_turn`, return once it committed the `turn.started` of a turn (or ended).
 
         Returns:
             The first committed batch and its index in the log (none if the work committed nothing).
@@ -138,7 +150,7 @@ class TurnRunner:
             raise ApiError(
                 "The server is not accepting work (it is starting or shutting down).", status=503, code="unavailable"
             )
-        started: Started = await group.start(self._run, session, work)
+        started: Started = await group.start(functools.partial(self._run, until_turn=until_turn), session, work)
         return started
 
     async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
@@ -171,24 +183,35 @@ class TurnRunner:
         self._busy[session_id] = self._busy.get(session_id, 0) + 1
         self._running += 1
 
-    async def _run(self, session: Session, work: TurnWork, *, task_status: TaskStatus[Started]) -> None:
+    async def _run(
+        self, session: Session, work: TurnWork, *, until_turn: bool, task_status: TaskStatus[Started]
+    ) -> None:
         self._enter(session.id)
-        await self._work(session, work, task_status)
+        await self._work(session, work, task_status, until_turn=until_turn)
 
-    async def _work(self, session: Session, work: TurnWork, task_status: TaskStatus[Started] | None) -> None:
+    async def _work(
+        self,
+        session: Session,
+        work: TurnWork,
+        task_status: TaskStatus[Started] | None,
+        *,
+        until_turn: bool = False,
+    ) -> None:
         session_id = session.id
-        current = _Work(session_id, task_status)
+        current = _Work(session_id, task_status, until_turn)
         _current.set(current)  # this task's own context
         try:
             await work(session)
         except (SessionConflictError, SessionStateError):
-            if current.task_status is not None:
+            if current.task_status is not None and not current.events:
                 raise
+            current.report(None)
             # Background recovery that another worker won: expected, nothing to fix.
             _log.info("session %s is being run by another worker", session_id)
         except Exception:
-            if current.task_status is not None:
+            if current.task_status is not None and not current.events:
                 raise  # nothing was written: the request gets the error
+            current.report(None)  # accepted: what it wrote stands
             _log.exception("the turn of session %s failed after it was accepted", session_id)
         else:
             current.report(None)

@@ -96,6 +96,14 @@ class _TurnBody(WireModel):
                     raise ValueError("Text parts require a non-empty 'text' string.")
         return message
 
+    @field_validator("message")
+    @classmethod
+    def _not_blank(cls, message: str | list[MessagePart] | None) -> str | list[MessagePart] | None:
+        texts = [message] if isinstance(message, str) else [p.text or "" for p in message or []]
+        if message is not None and not "".join(texts).strip():
+            raise ValueError("message must contain some text")
+        return message
+
     def message_parts(self) -> list[str] | None:
         """The message as text parts (one for a string), or None without a message."""
         if self.message is None:

@@ -78,11 +78,25 @@ async def serve(runtime: Runtime, *, tokens: Sequence[str] = (ALICE, BOB), **opt
         sock.close()
 
 
-async def read_stream(client: httpx.AsyncClient, session_id: str, start: int | str = 0) -> list[dict[str, Any]]:
-    """The whole stream from `start` until the server ends it, as decoded lines."""
-    async with client.stream("GET", f"/session/{session_id}/stream", params={"startIndex": start}) as response:
-        assert response.status_code == 200, await response.aread()
-        return [json.loads(line) async for line in response.aiter_lines() if line.strip()]
+BOUNDARIES = ("turn.waiting", "session.waiting", "session.completed", "session.failed")
+"""Where a reader following a turn stops (the server keeps the stream open past them)."""
+
+
+async def read_stream(
+    client: httpx.AsyncClient, session_id: str, start: int | str = 0, *, follow: bool = True
+) -> list[dict[str, Any]]:
+    """The stream from `start` as decoded lines: up to the first turn boundary, or (`follow=False`) the stored tail."""
+    params: dict[str, str | int] = {"startIndex": start} if follow else {"startIndex": start, "follow": "false"}
+    lines: list[dict[str, Any]] = []
+    with anyio.fail_after(10):
+        async with client.stream("GET", f"/session/{session_id}/stream", params=params) as response:
+            assert response.status_code == 200, await response.aread()
+            async for line in response.aiter_lines():
+                if line.strip():
+                    lines.append(json.loads(line))
+                    if follow and lines[-1]["type"] in BOUNDARIES:
+                        break
+    return lines
 
 
 def last_user_text(request: ModelRequest) -> str:

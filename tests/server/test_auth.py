@@ -34,7 +34,7 @@ async def test_missing_or_wrong_token_gets_401_on_every_session_route(
         record = await served.runtime.store.load(session_id)
     for response in responses:
         assert response.status_code == 401
-        assert response.json()["error"]["code"] == "unauthorized"
+        assert response.json()["code"] == "unauthorized"
         assert response.headers["www-authenticate"].startswith("Bearer")
     assert record.event_count == 1  # nothing happened to the session
 

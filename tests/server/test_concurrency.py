@@ -80,7 +80,7 @@ async def test_two_clients_answering_at_once_one_wins_one_409_one_tool_result(
                 assert codes == [202, 409]
                 [winner] = [name for name, response in statuses.items() if response.status_code == 202]
                 [loser] = [response for response in statuses.values() if response.status_code == 409]
-                assert loser.json()["error"]["code"] in ("conflict", "request_already_answered")
+                assert loser.json()["code"] in ("conflict", "request_already_answered")
                 events = await read_stream(first, session_id, statuses[winner].json()["startIndex"])
                 assert events[-1]["type"] == "turn.completed"
             record = await store.load(session_id)
@@ -267,7 +267,7 @@ async def test_a_turn_whose_worker_died_is_finished_when_a_restarted_server_is_a
         record = await store.load(session_id)
     finally:
         await store.aclose()
-    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "session_not_ready")
+    assert (refused.status_code, refused.json()["code"]) == (409, "session_not_ready")
     assert later.status_code == 202
     assert info["status"] == "idle"
     assert events[-2]["data"]["text"] == "Recorded your pick: tpl_blue."

@@ -27,8 +27,8 @@ async def park(client: httpx.AsyncClient, message: str = "help me pick a templat
     assert created.status_code == 202, created.text
     session_id = created.json()["sessionId"]
     events = await read_stream(client, session_id, created.json()["startIndex"])
-    assert types(events)[-1] == "session.waiting"
-    [request] = events[-3]["data"]["requests"]
+    assert types(events)[-2:] == ["input.requested", "turn.waiting"]
+    [request] = events[-2]["data"]["requests"]
     return session_id, request
 
 
@@ -38,11 +38,13 @@ async def snapshot(served: Served, session_id: str) -> tuple[int, int, str]:
     return record.version, record.event_count, record.status
 
 
-async def test_health_is_public_and_names_the_agent(hitl_agent: Agent) -> None:
+async def test_health_is_public_and_answers_as_eve_does(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, served.client(token=None) as client:
         response = await client.get("/health")
+        head = await client.head("/health")
     assert response.status_code == 200
-    assert response.json() == {"ok": True, "status": "ok", "agent": "agent-tools-hitl"}
+    assert response.json() == {"ok": True, "status": "ready", "workflowId": "eve-py:agent-tools-hitl"}
+    assert head.status_code == 200 and head.content == b""
 
 
 async def test_create_without_message_prewarms_an_idle_session(hitl_agent: Agent) -> None:
@@ -50,7 +52,7 @@ async def test_create_without_message_prewarms_an_idle_session(hitl_agent: Agent
         response = await client.post("/session")
         session_id = response.json()["sessionId"]
         info = await client.get(f"/session/{session_id}")
-        events = await read_stream(client, session_id)
+        events = await read_stream(client, session_id, follow=False)
 
     assert response.status_code == 202
     assert response.json() == {"ok": True, "sessionId": session_id, "status": "accepted"}
@@ -70,22 +72,27 @@ async def test_full_hitl_flow_over_http_picker_then_note_then_completed(hitl_age
         assert created.headers["x-eve-session-id"] == session_id
         assert body["startIndex"] == 1 and body["turnId"].startswith("turn_")
 
+        assert body["deliveryId"].startswith("dlv_")
         parked = await read_stream(client, session_id, body["startIndex"])
         assert types(parked) == [
             "turn.started",
             "message.received",
             "step.started",
+            "step.completed",
             "input.requested",
-            "turn.completed",
-            "session.waiting",
+            "turn.waiting",
         ]
-        [request] = parked[3]["data"]["requests"]
-        assert request["display"] == "select"
+        assert all(event["meta"]["deliveryIds"] == [body["deliveryId"]] for event in parked)
+        requested = parked[4]["data"]
+        [request] = requested["requests"]
+        assert request["display"] == "select" and request["kind"] == "question"
         assert request["action"]["input"]["ui"] == {"kind": "template"}
-        assert "pickedIds" in request["schema"]["properties"]
+        assert "schema" not in request, "the request itself is eve's strict shape"
+        extension = requested["extensions"][request["requestId"]]
+        assert "pickedIds" in extension["schema"]["properties"]
         info = (await client.get(f"/session/{session_id}")).json()
         assert info["status"] == "waiting"
-        assert info["inputRequests"] == [request]
+        assert info["inputRequests"] == [{**request, "schema": extension["schema"]}]
         assert info["turn"]["status"] == "waiting"
 
         answered = await client.post(
@@ -100,20 +107,33 @@ async def test_full_hitl_flow_over_http_picker_then_note_then_completed(hitl_age
             "input.resolved",
             "step.started",
             "actions.requested",
+            "step.completed",
             "action.result",
             "step.started",
             "message.completed",
+            "step.completed",
             "turn.completed",
+            "session.waiting",
         ]
-        assert rest[3]["data"]["toolName"] == "note"
-        assert rest[5]["data"]["text"] == "Recorded your pick: tpl_blue."
-        assert rest[-1]["data"] == {"turnId": body["turnId"], "status": "completed"}
+        [resolution] = rest[0]["data"]["resolutions"]
+        assert (resolution["requestId"], resolution["outcome"]) == (request["requestId"], "answered")
+        assert rest[4]["data"]["result"]["toolName"] == "note" and rest[4]["data"]["status"] == "completed"
+        assert rest[6]["data"] == {
+            "sequence": 0,
+            "turnId": body["turnId"],
+            "stepIndex": 2,
+            "finishReason": "stop",
+            "message": "Recorded your pick: tpl_blue.",
+        }
+        assert rest[-2]["data"] == {"sequence": 0, "turnId": body["turnId"]}
 
         follow_up = await client.post(f"/session/{session_id}", json={"message": "hello"})
         assert follow_up.status_code == 202
         assert follow_up.json()["turnId"] != body["turnId"]
         last = await read_stream(client, session_id, follow_up.json()["startIndex"])
-        assert types(last)[0] == "turn.started" and types(last)[-1] == "turn.completed"
+        assert types(last)[0] == "turn.started" and types(last)[-2:] == ["turn.completed", "session.waiting"]
+        assert last[0]["data"]["sequence"] == 1
+        assert all(event["meta"]["deliveryIds"] == [follow_up.json()["deliveryId"]] for event in last)
 
     record = await runtime.store.load(session_id)
     results = [
@@ -129,15 +149,18 @@ async def test_full_hitl_flow_over_http_picker_then_note_then_completed(hitl_age
 async def test_every_event_line_has_type_data_and_meta(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
         session_id, _ = await park(client)
-        async with client.stream("GET", f"/session/{session_id}/stream") as response:
-            assert response.headers["content-type"] == "application/x-ndjson"
-            assert response.headers["x-eve-stream-version"] == "1"
+        params = {"follow": "false"}
+        async with client.stream("GET", f"/session/{session_id}/stream", params=params) as response:
+            assert response.headers["content-type"] == "application/x-ndjson; charset=utf-8"
+            assert response.headers["x-eve-stream-version"] == "26"
+            assert response.headers["x-eve-stream-format"] == "ndjson"
             assert response.headers["x-eve-session-id"] == session_id
             lines = [line async for line in response.aiter_lines()]
+        assert response.headers["x-eve-stream-tail-index"] == str(len(lines) - 1)
     for line in lines:
         event = json.loads(line)
-        assert set(event) == {"type", "data", "meta"}
-        assert set(event["meta"]) == {"id", "at"}
+        assert list(event) == ["type", "data", "meta"]
+        assert {"id", "at"} <= set(event["meta"]) <= {"id", "at", "deliveryIds"}
         assert event["meta"]["id"].startswith("evt_")
 
 
@@ -148,8 +171,9 @@ async def test_a_message_on_a_waiting_session_dismisses_the_question(hitl_agent:
         assert sent.status_code == 202
         events = await read_stream(client, session_id, sent.json()["startIndex"])
     assert types(events)[0] == "input.resolved"
-    assert events[0]["data"]["dismissed"] == [request["requestId"]]
-    assert types(events)[-1] == "turn.completed"
+    [resolution] = events[0]["data"]["resolutions"]
+    assert (resolution["requestId"], resolution["outcome"]) == (request["requestId"], "ignored")
+    assert types(events)[-2:] == ["turn.completed", "session.waiting"]
 
 
 async def test_approval_flow_approve_runs_the_executor(hitl_agent: Agent) -> None:
@@ -160,22 +184,28 @@ async def test_approval_flow_approve_runs_the_executor(hitl_agent: Agent) -> Non
         approve = {"inputResponses": [{"requestId": request["requestId"], "optionId": "approve"}]}
         answered = await client.post(f"/session/{session_id}", json=approve)
         events = await read_stream(client, session_id, answered.json()["startIndex"])
+    [resolved] = [e for e in events if e["type"] == "input.resolved"]
+    assert [(r["kind"], r["outcome"]) for r in resolved["data"]["resolutions"]] == [("tool-approval", "approved")]
     [result] = [e for e in events if e["type"] == "action.result"]
-    assert result["data"]["output"]["token"] == "guarded-echo-ok-T4Q9"
-    assert "guarded-echo-ok-T4Q9" in [e for e in events if e["type"] == "message.completed"][-1]["data"]["text"]
+    assert result["data"]["result"]["output"]["token"] == "guarded-echo-ok-T4Q9"
+    assert "guarded-echo-ok-T4Q9" in [e for e in events if e["type"] == "message.completed"][-1]["data"]["message"]
 
 
 BAD_BODIES: list[tuple[str, Any, str]] = [
-    ("not json", b"{nope", "not valid JSON"),
-    ("both", {"message": "hi", "inputResponses": [{"requestId": "x", "optionId": "a"}]}, "exactly one"),
-    ("neither", {}, "exactly one"),
+    ("not json", b"{nope", "Invalid JSON body"),
+    ("both", {"message": "hi", "inputResponses": [{"requestId": "x", "optionId": "a"}]}, "mutually exclusive"),
+    ("neither", {}, "Expected a non-empty 'message' or a non-empty 'inputResponses' array."),
     ("unknown key", {"message": "hi", "extra": 1}, "extra"),
     ("message not a string", {"message": 5}, "message"),
     ("empty responses", {"inputResponses": []}, "inputResponses"),
     ("response without requestId", {"inputResponses": [{"optionId": "tpl_blue"}]}, "requestId"),
     ("response with unknown key", {"inputResponses": [{"requestId": "x", "choice": 1}]}, "choice"),
     ("bad action", {"inputResponses": [{"requestId": "x", "action": "maybe"}]}, "action"),
-    ("array body", [1, 2], "(body)"),
+    ("array body", [1, 2], "Expected a JSON object."),
+    ("NaN", b'{"inputResponses": [{"requestId": "x", "value": NaN}]}', "NaN is not JSON"),
+    ("nested too deep", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    ("lone surrogate", b'{"message": "a\\ud800b"}', "lone UTF-16 surrogate"),
+    ("file part", {"message": [{"type": "file", "mediaType": "text/plain", "data": "aGk="}]}, "not supported"),
 ]
 
 
@@ -185,25 +215,38 @@ async def test_bad_bodies_get_400_and_change_nothing(hitl_agent: Agent, name: st
         session_id, _ = await park(client)
         before = await snapshot(served, session_id)
         if isinstance(body, bytes):
-            response = await client.post(f"/session/{session_id}", content=body)
+            headers = {"content-type": "application/json"}
+            response = await client.post(f"/session/{session_id}", content=body, headers=headers)
         else:
             response = await client.post(f"/session/{session_id}", json=body)
         after = await snapshot(served, session_id)
-    assert response.status_code == 400, response.text
-    error = response.json()["error"]
-    assert error["code"] == "bad_request"
-    assert mentions in error["message"]
+    expected = 415 if name == "file part" else 400
+    assert response.status_code == expected, response.text
+    error = response.json()
+    assert error["ok"] is False
+    assert error["code"] == ("unsupported_media_type" if expected == 415 else "bad_request")
+    assert mentions in error["error"]
     assert after == before
 
 
 async def test_bad_create_body_gets_400_and_creates_nothing(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
-        for body in ({"message": ["a"]}, {"msg": "hi"}):
-            response = await client.post("/session", json=body)
-            assert response.status_code == 400
-            assert response.json()["error"]["code"] == "bad_request"
-        response = await client.post("/session", content=b"[")
+        bodies: list[Any] = [
+            {"message": ["a"]},
+            {"msg": "hi"},
+            {"clientContext": "no message"},
+            {"message": "a\ud800b"},
+        ]
+        for body in bodies:
+            raw = json.dumps(body).encode()
+            response = await client.post("/session", content=raw, headers={"content-type": "application/json"})
+            assert response.status_code == 400, (body, response.text)
+            assert response.json()["code"] == "bad_request"
+        response = await client.post("/session", content=b"[", headers={"content-type": "application/json"})
         assert response.status_code == 400
+        text = await client.post("/session", content=b'{"message": "hi"}', headers={"content-type": "text/plain"})
+        assert text.status_code == 415
+        assert len(served.runtime.store._records) == 0, "no session was left behind"  # type: ignore[attr-defined]
 
 
 async def test_answer_errors_409_and_422_change_nothing(hitl_agent: Agent) -> None:
@@ -222,7 +265,7 @@ async def test_answer_errors_409_and_422_change_nothing(hitl_agent: Agent) -> No
         for response_body, status, code in cases:
             response = await client.post(f"/session/{session_id}", json={"inputResponses": [response_body]})
             assert response.status_code == status, (response_body, response.text)
-            error = response.json()["error"]
+            error = response.json()
             assert error["code"] == code
             assert error["requestId"] == response_body["requestId"]
             assert await snapshot(served, session_id) == before
@@ -230,7 +273,7 @@ async def test_answer_errors_409_and_422_change_nothing(hitl_agent: Agent) -> No
         twice = [{"requestId": request_id, "value": PICK_BLUE}, {"requestId": request_id, "value": PICK_BLUE}]
         response = await client.post(f"/session/{session_id}", json={"inputResponses": twice})
         assert response.status_code == 409
-        assert response.json()["error"]["code"] == "request_already_answered"
+        assert response.json()["code"] == "request_already_answered"
         assert await snapshot(served, session_id) == before
 
         answered = await client.post(
@@ -244,7 +287,7 @@ async def test_answer_errors_409_and_422_change_nothing(hitl_agent: Agent) -> No
             f"/session/{session_id}", json={"inputResponses": [{"requestId": request_id, "optionId": "tpl_red"}]}
         )
         assert again.status_code == 409
-        assert again.json()["error"]["code"] == "request_already_answered"
+        assert again.json()["code"] == "request_already_answered"
         assert await snapshot(served, session_id) == settled
 
 
@@ -256,8 +299,8 @@ async def test_answers_to_an_idle_session_get_409_not_waiting(hitl_agent: Agent)
             f"/session/{session_id}", json={"inputResponses": [{"requestId": "anything", "optionId": "a"}]}
         )
         assert response.status_code == 409
-        assert response.json()["error"]["code"] == "session_not_waiting"
-        assert response.json()["error"]["status"] == "idle"
+        assert response.json()["code"] == "session_not_waiting"
+        assert response.json()["status"] == "idle"
         assert await snapshot(served, session_id) == before
 
 
@@ -271,23 +314,36 @@ async def test_a_message_while_a_turn_runs_gets_409_not_ready(hitl_agent: Agent)
         before = await snapshot(served, session_id)
         response = await client.post(f"/session/{session_id}", json={"message": "are you there?"})
         assert response.status_code == 409
-        assert response.json()["error"]["code"] == "session_not_ready"
-        assert response.json()["error"]["status"] == "running"
+        assert response.json()["code"] == "session_not_ready"
+        assert response.json()["status"] == "running"
         assert await snapshot(served, session_id) == before
         model.release.set()
         events = await read_stream(client, session_id, created.json()["startIndex"])
-        assert events[-2]["data"]["text"] == "Finally done."
+        [final] = [e for e in events if e["type"] == "message.completed"]
+        assert final["data"]["message"] == "Finally done."
 
 
-@pytest.mark.parametrize(
-    ("method", "suffix"), [("GET", ""), ("POST", ""), ("GET", "/stream"), ("POST", "/cancel")], ids=str
-)
-async def test_unknown_session_is_404_on_every_route(hitl_agent: Agent, method: str, suffix: str) -> None:
+@pytest.mark.parametrize(("method", "suffix"), [("GET", ""), ("GET", "/stream"), ("POST", "/cancel")], ids=str)
+async def test_unknown_session_is_404_on_every_read_and_cancel(hitl_agent: Agent, method: str, suffix: str) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
-        body = {"message": "hi"} if (method, suffix) == ("POST", "") else None
-        response = await client.request(method, f"/session/ses_nope{suffix}", json=body)
+        response = await client.request(method, f"/session/ses_nope{suffix}")
     assert response.status_code == 404
-    assert response.json()["error"]["code"] == "session_not_found"
+    assert response.json() == {
+        "ok": False,
+        "error": "No session with id 'ses_nope' in this store.",
+        "code": "session_not_found",
+    }
+
+
+@pytest.mark.parametrize("suffix", ["", "/clear", "/reset", "/compact"])
+async def test_a_message_or_control_for_an_unknown_session_is_409_not_active_as_in_eve(
+    hitl_agent: Agent, suffix: str
+) -> None:
+    async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
+        body = {"message": "hi"} if suffix == "" else {}
+        response = await client.post(f"/session/ses_nope{suffix}", json=body)
+    assert response.status_code == 409
+    assert response.json()["code"] == "session_not_active"
 
 
 async def test_unknown_route_and_method_answer_json(hitl_agent: Agent) -> None:
@@ -295,9 +351,9 @@ async def test_unknown_route_and_method_answer_json(hitl_agent: Agent) -> None:
         missing = await client.get("/sessions")
         wrong_method = await client.delete("/session")
     assert missing.status_code == 404
-    assert missing.json()["error"]["code"] == "not_found"
+    assert missing.json()["code"] == "not_found"
     assert wrong_method.status_code == 405
-    assert wrong_method.json()["error"]["code"] == "method_not_allowed"
+    assert wrong_method.json()["code"] == "method_not_allowed"
 
 
 async def test_a_body_over_the_limit_gets_413(hitl_agent: Agent) -> None:
@@ -305,7 +361,7 @@ async def test_a_body_over_the_limit_gets_413(hitl_agent: Agent) -> None:
         response = await client.post("/session", json={"message": "x" * 2000})
         sessions_after = await client.post("/session")
     assert response.status_code == 413
-    assert response.json()["error"]["code"] == "payload_too_large"
+    assert response.json()["code"] == "payload_too_large"
     assert sessions_after.status_code == 202
 
 
@@ -321,15 +377,17 @@ async def test_sqlite_store_serves_the_same_flow(hitl_agent: Agent, tmp_path: An
             events = await read_stream(client, session_id, answered.json()["startIndex"])
     finally:
         await store.aclose()
-    assert events[-2]["data"]["text"] == "Recorded your pick: tpl_green."
+    assert [e for e in events if e["type"] == "message.completed"][-1]["data"]["message"] == (
+        "Recorded your pick: tpl_green."
+    )
 
 
 async def test_a_blank_message_is_a_400(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
         created = await client.post("/session", json={"message": "   "})
         assert created.status_code == 400
-        assert created.json()["error"]["code"] == "bad_request"
-        assert "message must contain some text" in created.json()["error"]["message"]
+        assert created.json()["code"] == "bad_request"
+        assert "message must contain some text" in created.json()["error"]
 
 
 async def test_a_message_to_a_waiting_session_reports_the_new_turns_id(hitl_agent: Agent) -> None:

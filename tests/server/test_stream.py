@@ -65,7 +65,7 @@ async def test_replay_from_any_start_index_positive_or_negative(hitl_agent: Agen
 
             bad = await client.get(f"/session/{session_id}/stream", params={"startIndex": "two"})
             assert bad.status_code == 400
-            assert bad.json()["error"]["code"] == "bad_request"
+            assert bad.json()["code"] == "bad_request"
 
 
 async def test_store_read_events_agree_on_negative_start(tmp_path: Path) -> None:
