@@ -44,29 +44,37 @@ async def test_another_principal_gets_404_and_cannot_answer(hitl_agent: Agent) -
         created = (await alice.post("/session", json={"message": "help me pick a template"})).json()
         session_id = created["sessionId"]
         parked = await read_stream(alice, session_id, created["startIndex"])
-        request_id = parked[-3]["data"]["requests"][0]["requestId"]
+        request_id = parked[-2]["data"]["requests"][0]["requestId"]
         before = await served.runtime.store.load(session_id)
 
         answer = {"inputResponses": [{"requestId": request_id, "value": PICK_BLUE}]}
-        responses = [
+        reads = [
             await bob.get(f"/session/{session_id}"),
-            await bob.post(f"/session/{session_id}", json=answer),
-            await bob.post(f"/session/{session_id}", json={"message": "hijack"}),
             await bob.get(f"/session/{session_id}/stream"),
             await bob.post(f"/session/{session_id}/cancel"),
         ]
-        for response in responses:
+        for response in reads:
             assert response.status_code == 404
-            assert response.json()["error"] == {
+            assert response.json() == {
+                "ok": False,
+                "error": f"No session with id {session_id!r} in this store.",
                 "code": "session_not_found",
-                "message": f"No session with id {session_id!r} in this store.",
             }
+        writes = [
+            await bob.post(f"/session/{session_id}", json=answer),
+            await bob.post(f"/session/{session_id}", json={"message": "hijack"}),
+            await bob.post(f"/session/{session_id}/clear"),
+            await bob.post(f"/session/{session_id}/reset"),
+        ]
+        for response in writes:  # as eve answers a session it does not know
+            assert response.status_code == 409
+            assert response.json()["code"] == "session_not_active"
         assert await served.runtime.store.load(session_id) == before
 
         own = await alice.post(f"/session/{session_id}", json=answer)
         assert own.status_code == 202
         events = await read_stream(alice, session_id, own.json()["startIndex"])
-        assert events[-1]["type"] == "turn.completed"
+        assert [e["type"] for e in events][-2:] == ["turn.completed", "session.waiting"]
 
         bobs = (await bob.post("/session")).json()["sessionId"]
         assert (await alice.get(f"/session/{bobs}")).status_code == 404
@@ -80,7 +88,7 @@ async def test_without_tokens_everyone_is_the_local_principal(hitl_agent: Agent)
         session_id = created.json()["sessionId"]
         events = await read_stream(client, session_id)
         with_any_token = await client.get(f"/session/{session_id}", headers={"authorization": "Bearer whatever"})
-    assert events[-1]["type"] == "turn.completed"
+    assert [e["type"] for e in events][-2:] == ["turn.completed", "session.waiting"]
     assert with_any_token.status_code == 200
     assert await served.app.state.eve.owners.owner(session_id) == ANONYMOUS
 

@@ -1,4 +1,4 @@
-"""The NDJSON stream: replay from startIndex (negative from the tail), live events and deltas, reconnects."""
+"""The NDJSON stream: replay from startIndex (negative from the tail), live events and deltas, reconnects, leases."""
 
 from __future__ import annotations
 
@@ -33,12 +33,12 @@ async def completed_session(client: httpx.AsyncClient) -> tuple[str, list[dict[s
     created = (await client.post("/session", json={"message": "help me pick a template"})).json()
     session_id = created["sessionId"]
     parked = await read_stream(client, session_id, created["startIndex"])
-    request_id = parked[-3]["data"]["requests"][0]["requestId"]
+    request_id = parked[-2]["data"]["requests"][0]["requestId"]
     answered = await client.post(
         f"/session/{session_id}", json={"inputResponses": [{"requestId": request_id, "value": PICK_BLUE}]}
     )
     await read_stream(client, session_id, answered.json()["startIndex"])
-    return session_id, await read_stream(client, session_id, 0)
+    return session_id, await read_stream(client, session_id, 0, follow=False)
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
@@ -47,42 +47,67 @@ async def test_replay_from_any_start_index_positive_or_negative(hitl_agent: Agen
         async with serve(hitl_runtime(hitl_agent, store=store)) as served, served.client() as client:
             session_id, everything = await completed_session(client)
             count = len(everything)
-            assert count == (await store.load(session_id)).event_count == 14
+            assert count == (await store.load(session_id)).event_count == 17
+            assert everything[-1]["type"] == "session.waiting"
             ids = [event["meta"]["id"] for event in everything]
 
             for start in (0, 1, 5, count - 1):
-                replay = await read_stream(client, session_id, start)
+                replay = await read_stream(client, session_id, start, follow=False)
                 assert [e["meta"]["id"] for e in replay] == ids[start:]
             for back in (1, 3, count):
-                replay = await read_stream(client, session_id, -back)
+                replay = await read_stream(client, session_id, -back, follow=False)
                 assert [e["meta"]["id"] for e in replay] == ids[-back:]
-            assert await read_stream(client, session_id, -(count + 50)) == everything  # clamped to the start
-            assert await read_stream(client, session_id, count) == []  # nothing new, the turn settled
-            assert await read_stream(client, session_id, count + 10) == []
+            assert await read_stream(client, session_id, -(count + 50), follow=False) == everything  # from the start
+            assert await read_stream(client, session_id, count, follow=False) == []  # nothing after the tail
+            assert await read_stream(client, session_id, count + 10, follow=False) == []
 
-            async with client.stream("GET", f"/session/{session_id}/stream", params={"startIndex": -3}) as response:
+            params: dict[str, str | int] = {"startIndex": -3, "includeTailIndex": "1"}
+            async with client.stream("GET", f"/session/{session_id}/stream", params=params) as response:
                 assert response.headers["x-eve-start-index"] == str(count - 3)
+                assert response.headers["x-eve-stream-tail-index"] == str(count - 1)
 
-            bad = await client.get(f"/session/{session_id}/stream", params={"startIndex": "two"})
-            assert bad.status_code == 400
-            assert bad.json()["code"] == "bad_request"
+            for bad_start in ("two", "1.5", str(2**63), str(-(2**53))):
+                bad = await client.get(f"/session/{session_id}/stream", params={"startIndex": bad_start})
+                assert bad.status_code == 400, bad_start
+                assert bad.json() == {
+                    "ok": False,
+                    "error": "Expected startIndex to be an integer.",
+                    "code": "bad_request",
+                }
 
 
 async def test_store_read_events_agree_on_negative_start(tmp_path: Path) -> None:
     """Both stores read `[start, stop)` by index; a negative start means index 0, not Python slicing."""
-    from eve_py.events import new_event
+    from eve_py.events import TurnStarted, new_event
+    from eve_py.events.payloads import TurnStartedData
     from eve_py.sessions import SessionRecord
 
     for kind in ("memory", "sqlite"):
         async with store_of(kind, tmp_path) as store:
-            events = [new_event("session.started", {"n": n}) for n in range(5)]
+            events = [new_event(TurnStartedData(sequence=n, turn_id=f"t{n}")) for n in range(5)]
             await store.create(SessionRecord(id=f"s-{kind}", created_at="t", updated_at="t"), events)
-            assert [e.data["n"] for e in await store.read_events(f"s-{kind}", -2)] == [0, 1, 2, 3, 4]
-            assert [e.data["n"] for e in await store.read_events(f"s-{kind}", 1, 3)] == [1, 2]
-            assert [e.data["n"] for e in await store.read_events(f"s-{kind}", 3, 10)] == [3, 4]
+
+            async def numbers(*window: int, session: str = f"s-{kind}") -> list[int]:
+                return [
+                    e.data.sequence for e in await store.read_events(session, *window) if isinstance(e, TurnStarted)
+                ]
+
+            assert await numbers(-2) == [0, 1, 2, 3, 4]
+            assert await numbers(1, 3) == [1, 2]
+            assert await numbers(3, 10) == [3, 4]
 
 
-async def test_stream_is_live_and_ends_when_the_turn_settles(hitl_agent: Agent) -> None:
+async def follow(lines: AsyncIterator[str], until: str = "session.waiting") -> list[dict[str, Any]]:
+    """Events of an open stream's lines up to (and with) the first event of type `until`."""
+    seen: list[dict[str, Any]] = []
+    async for line in lines:
+        seen.append(json.loads(line))
+        if seen[-1]["type"] == until:
+            break
+    return seen
+
+
+async def test_stream_is_live_and_follows_past_the_turn_boundary(hitl_agent: Agent) -> None:
     model = GatedModel()
     async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
         created = (await client.post("/session", json={"message": "be slow"})).json()
@@ -97,12 +122,34 @@ async def test_stream_is_live_and_ends_when_the_turn_settles(hitl_agent: Agent) 
             assert seen == ["session.started", "turn.started", "message.received"]  # the model still runs
             model.release.set()
             with anyio.fail_after(5):
-                seen += [json.loads(line)["type"] async for line in lines]
-    assert seen[-3:] == ["step.started", "message.completed", "turn.completed"]
+                seen += [e["type"] for e in await follow(lines)]
+                assert seen[-5:] == [
+                    "step.started",
+                    "message.completed",
+                    "step.completed",
+                    "turn.completed",
+                    "session.waiting",
+                ]
+                # The stream goes on after the boundary: the next turn arrives on the same response.
+                await client.post(f"/session/{session_id}", json={"message": "hello"})
+                more = await follow(lines)
+            assert [e["type"] for e in more][0] == "turn.started"
     assert served.app.state.eve.hub.subscriber_count() == 0
 
 
-async def test_message_deltas_are_live_unindexed_and_never_replayed(hitl_agent: Agent) -> None:
+async def test_a_quiet_stream_ends_after_its_lease_with_eves_control_record_when_asked(hitl_agent: Agent) -> None:
+    async with serve(hitl_runtime(hitl_agent), stream_lease_s=0.2) as served, served.client() as client:
+        session_id = (await client.post("/session")).json()["sessionId"]
+        with anyio.fail_after(5):
+            plain = await client.get(f"/session/{session_id}/stream")
+            leased = await client.get(
+                f"/session/{session_id}/stream", params={"startIndex": 1, "streamControlVersion": "1"}
+            )
+    assert [json.loads(line)["type"] for line in plain.text.splitlines()] == ["session.started"]
+    assert [json.loads(line) for line in leased.text.splitlines()] == [{"$eve": "stream.lease-ended", "version": 1}]
+
+
+async def test_message_deltas_are_live_stored_and_replayed_alike(hitl_agent: Agent) -> None:
     model = GatedModel()
     async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
         created = (await client.post("/session", json={"message": "stream it"})).json()
@@ -111,27 +158,29 @@ async def test_message_deltas_are_live_unindexed_and_never_replayed(hitl_agent: 
         async with client.stream("GET", f"/session/{session_id}/stream") as response:
             lines = response.aiter_lines()
             with anyio.fail_after(5):
-                while not live or live[-1]["type"] != "message.delta":
+                while not live or live[-1]["type"] != "message.appended":
                     live.append(json.loads(await anext(lines)))
-            assert live[-1]["data"]["text"] == "Hel"  # arrived while the step is still running
+            assert live[-1]["data"]["messageDelta"] == "Hel"  # arrived while the step is still running
             model.release.set()
             with anyio.fail_after(5):
-                live += [json.loads(line) async for line in lines]
-        stored = await read_stream(client, session_id)
+                live += await follow(lines)
+        stored = await read_stream(client, session_id, follow=False)
 
     assert [e["type"] for e in live] == [
         "session.started",
         "turn.started",
         "message.received",
-        "message.delta",
-        "message.delta",
         "step.started",
+        "message.appended",
+        "message.appended",
         "message.completed",
+        "step.completed",
         "turn.completed",
+        "session.waiting",
     ]
-    assert [e["data"]["text"] for e in live if e["type"] == "message.delta"] == ["Hel", "lo"]
-    assert live[3]["data"]["turnId"] == created["turnId"] and live[3]["data"]["stepIndex"] == 0
-    assert [e["type"] for e in stored] == [e["type"] for e in live if e["type"] != "message.delta"]
+    assert [e["data"]["messageDelta"] for e in live if e["type"] == "message.appended"] == ["Hel", "lo"]
+    assert live[4]["data"]["turnId"] == created["turnId"] and live[4]["data"]["stepIndex"] == 0
+    assert stored == live, "every line streamed is a stored event, counted by startIndex"
 
 
 async def test_a_client_that_disconnects_mid_stream_loses_nothing(hitl_agent: Agent) -> None:
@@ -148,9 +197,9 @@ async def test_a_client_that_disconnects_mid_stream_loses_nothing(hitl_agent: Ag
         model.release.set()
         with anyio.fail_after(5):
             rest = await read_stream(client, session_id, len(first))
-        whole = await read_stream(client, session_id, 0)
+        whole = await read_stream(client, session_id, 0, follow=False)
     assert [e["meta"]["id"] for e in first + rest] == [e["meta"]["id"] for e in whole]
-    assert whole[-1]["type"] == "turn.completed"
+    assert whole[-1]["type"] == "session.waiting"
 
 
 async def test_several_readers_of_one_session_see_the_same_events(hitl_agent: Agent) -> None:
@@ -170,7 +219,7 @@ async def test_several_readers_of_one_session_see_the_same_events(hitl_agent: Ag
                 if len(following) == 3:
                     assert served.app.state.eve.hub.subscriber_count(session_id) == 3
                     opened.set()
-                got += [json.loads(line)["meta"]["id"] async for line in lines]
+                got += [event["meta"]["id"] for event in await follow(lines)]
                 results.append(got)
 
         with anyio.fail_after(10):
@@ -181,4 +230,4 @@ async def test_several_readers_of_one_session_see_the_same_events(hitl_agent: Ag
                 model.release.set()
     assert len(results) == 3
     assert results[0] == results[1] == results[2]
-    assert len(results[0]) == 6
+    assert len(results[0]) == 8
