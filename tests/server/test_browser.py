@@ -9,14 +9,16 @@ missing; if it cannot be launched these tests fail, they never skip.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Literal
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, Request, Response, async_playwright, expect
 from pydantic import BaseModel, Field
 
 from eve_py import Runtime, define_client_tool, load_agent
@@ -24,8 +26,8 @@ from eve_py.agent import Agent, load_mock_model
 from eve_py.models.messages import ToolMessage
 from eve_py.sessions import SessionRecord
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
-from tests.conftest import REPO
-from tests.server.helpers import ALICE, hitl_runtime, serve
+from tests.conftest import HITL_APP, REPO
+from tests.server.helpers import ALICE, GatedModel, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio
 
@@ -220,3 +222,154 @@ async def test_refund_desk_elicitation_forms(tmp_path: Path) -> None:
         await restock.get_by_label("restock").check()
         await restock.get_by_role("button", name="Submit").click()
         await expect(page.locator(".msg.assistant").last).to_contain_text("Refunded 15.00 on ORD-7002 (restocked)")
+
+
+async def test_partial_batch_dismissal_and_stopping_a_parked_turn(hitl_agent: Agent, tmp_path: Path) -> None:
+    async with serve(hitl_runtime(hitl_agent), tokens=()) as served, browser_page(tmp_path / "p") as page:
+        await page.goto(served.base + "/")
+        stop = page.get_by_role("button", name="Stop")
+
+        # One step asks for an approval and a colour: answering only the colour leaves the turn
+        # parked on the approval (`input.resolved` for the colour, then `turn.waiting` again).
+        await send(page, "review my page")
+        batch = page.locator(".batch").last
+        await expect(batch.locator("fieldset.request")).to_have_count(2)
+        await expect(page.locator(".tool")).to_contain_text("note:")  # runs at once
+        approval = batch.locator('fieldset.request[data-display="confirmation"]')
+        colour = batch.locator('fieldset.request[data-display="select"]')
+        await colour.get_by_role("checkbox", name="Red").check()
+        await colour.get_by_role("button", name="Submit").click()
+        send_all = batch.get_by_role("button", name="Send answers")
+        await send_all.click()
+        await expect(colour.locator(".staged")).to_have_text("✓ answered")
+        await expect(colour).to_have_attribute("data-outcome", "answered")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
+        await expect(colour.get_by_role("checkbox", name="Red")).to_be_disabled()
+        await expect(approval.get_by_role("button", name="Approve")).to_be_enabled()
+        await expect(send_all).to_be_disabled()
+        await expect(batch).not_to_have_class("batch closed")
+        await page.reload()  # the replay rebuilds the half-answered batch
+        await expect(colour.locator(".staged")).to_have_text("✓ answered")
+        await expect(colour.get_by_role("checkbox", name="Red")).to_be_disabled()
+        await expect(approval.get_by_role("button", name="Approve")).to_be_enabled()
+        await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
+        await approval.get_by_role("button", name="Approve").click()
+        await expect(approval.locator(".staged")).to_have_text("✓ ready to send")
+        await send_all.click()
+        await expect(page.locator(".msg.assistant").last).to_have_text(
+            "The guarded echo ran and returned the token guarded-echo-ok-T4Q9. Colour: red."
+        )
+        await expect(approval).to_have_attribute("data-outcome", "approved")
+        await expect(batch.locator(".answered")).to_have_text("Answered.")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "completed")
+        await expect(stop).to_be_hidden()
+
+        # A message sent while a question is open withdraws it (resolved as ignored).
+        await send(page, "run the guarded echo")
+        echo = page.locator(".batch").nth(1)
+        await expect(echo.locator("legend")).to_have_text("Approve tool call: guarded_echo")
+        await expect(stop).to_be_visible()  # a parked turn can be stopped
+        await send(page, "help me pick a template")
+        await expect(echo.locator(".answered")).to_have_text("Skipped: a new message was sent instead.")
+        await expect(echo.locator("fieldset.request")).to_have_attribute("data-outcome", "ignored")
+        await expect(page.locator(".tool.error")).to_contain_text("guarded_echo:")
+        picker = page.locator(".batch").nth(2)
+        await expect(picker.locator("legend")).to_have_text("Which template should the page use?")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
+
+        # Stop cancels the parked turn: its open requests resolve as cancelled.
+        await stop.click()
+        await expect(picker.locator(".answered")).to_have_text("Withdrawn: the turn was stopped.")
+        await expect(picker.get_by_role("checkbox", name="Blue")).to_be_disabled()
+        await expect(page.locator("#status")).to_have_attribute("data-status", "cancelled")
+        await expect(stop).to_be_hidden()
+
+        # The session takes the next message.
+        await send(page, "set up a palette")
+        palette = page.locator(".batch").nth(3)
+        await expect(palette.locator("legend")).to_have_text("Which template should the page use?")
+        await palette.get_by_role("checkbox", name="Green").check()
+        await palette.get_by_role("button", name="Submit").click()
+        await expect(page.locator(".msg.assistant").last).to_have_text("Good choice. One more thing:")
+        await expect(page.locator(".batch").nth(4).locator("legend")).to_have_text("Which accent colour?")
+        await expect(page.locator(".batch:not(.closed)")).to_have_count(1)
+
+
+async def test_streamed_text_survives_stream_leases_and_a_reload(tmp_path: Path) -> None:
+    model = GatedModel()
+    runtime = hitl_runtime(load_agent(HITL_APP), model=model)
+    # The server ends a response after 0.5 s without news; the chat reconnects from its cursor.
+    async with serve(runtime, tokens=(), stream_lease_s=0.5) as served, browser_page(tmp_path / "p") as page:
+        streams: list[str] = []  # URLs of the stream reads
+
+        def on_request(request: Request) -> None:
+            if "/stream?" in request.url:
+                streams.append(request.url)
+
+        page.on("request", on_request)
+        await page.goto(served.base + "/")
+        await send(page, "stream please")
+        await expect(page.locator(".msg.assistant.streaming")).to_have_text("Hel")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "working")
+        await anyio.sleep(1.5)
+        starts = [int(parse_qs(urlsplit(url).query)["startIndex"][0]) for url in streams]
+        assert len(starts) >= 3, streams  # the first read, then reconnects after each lease
+        assert starts[0] == 0
+        assert all(start == starts[1] > 0 for start in starts[1:]), starts  # from the cursor, nothing again
+
+        await page.reload()  # replays the log, the streamed piece included, then follows live
+        await expect(page.locator(".msg.assistant.streaming")).to_have_text("Hel")
+        await expect(page.locator(".msg.user")).to_have_text("stream please")
+        model.release.set()
+        await expect(page.locator(".msg.assistant")).to_have_text("Hello")  # one bubble
+        await expect(page.locator(".msg.assistant.streaming")).to_have_count(0)
+        await expect(page.locator("#status")).to_have_attribute("data-status", "completed")
+
+
+async def test_a_message_sent_while_a_turn_runs_is_retried_until_it_settles(tmp_path: Path) -> None:
+    model = GatedModel()
+    runtime = hitl_runtime(load_agent(HITL_APP), model=model)
+    async with serve(runtime, tokens=()) as served, browser_page(tmp_path / "p") as page:
+        messages: list[int] = []  # statuses of POST /session/{id}
+        refused = anyio.Event()
+
+        def on_response(response: Response) -> None:
+            if response.request.method == "POST" and re.search(r"/eve/v1/session/[^/]+$", response.url):
+                messages.append(response.status)
+                if response.status == 409:
+                    refused.set()
+
+        page.on("response", on_response)
+        await page.goto(served.base + "/")
+        await send(page, "something slow")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "working")
+        await model.entered.wait()
+        # Enter sends even while the Send button is disabled: 409 session_not_ready, sent again.
+        await page.get_by_role("textbox", name="Message").fill("help me pick a template")
+        await page.get_by_role("textbox", name="Message").press("Enter")
+        with anyio.fail_after(10):
+            await refused.wait()
+        await anyio.sleep(0.6)  # a few retries
+        assert set(messages) == {409}, messages
+        model.release.set()
+        await expect(page.locator(".msg.assistant").first).to_have_text("Finally done.")
+        await expect(page.locator(".batch legend")).to_have_text("Which template should the page use?")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
+        await expect(page.locator(".msg.user")).to_have_text(["something slow", "help me pick a template"])
+        assert len(messages) >= 2 and messages[-1] == 202 and set(messages[:-1]) == {409}, messages
+
+
+async def test_stop_cancels_a_running_turn(tmp_path: Path) -> None:
+    model = GatedModel()
+    runtime = hitl_runtime(load_agent(HITL_APP), model=model)
+    async with serve(runtime, tokens=()) as served, browser_page(tmp_path / "p") as page:
+        await page.goto(served.base + "/")
+        await send(page, "stream please")
+        await expect(page.locator(".msg.assistant.streaming")).to_have_text("Hel")
+        await page.get_by_role("button", name="Stop").click()
+        await expect(page.locator("#status")).to_have_attribute("data-status", "cancelled")
+        await expect(page.locator(".msg.assistant")).to_have_count(0)  # the unfinished text goes
+        await expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+        await send(page, "help me pick a template")
+        await expect(page.locator(".batch legend")).to_have_text("Which template should the page use?")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
