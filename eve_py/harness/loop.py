@@ -278,11 +278,12 @@ class TurnDriver:
                 return outcome
 
     def _next_turn(self, record: SessionRecord, sent: TurnInput) -> tuple[SessionRecord, list[Event]]:
-        """End the settled turn (`turn.completed`) and start the one `sent` asks for."""
+        """End the settled turn (`turn.completed`, `session.waiting`) and start the one `sent` asks for."""
         ended: list[Event] = []
         turn = record.turn
         if turn is not None:
             ended.append(stamp(turn, TurnCompletedData(sequence=turn.sequence, turn_id=turn.turn_id)))
+            ended.append(stamp(turn, SessionWaitingData()))
             record = record.model_copy(update={"turn": turn.model_copy(update={"status": "completed"})})
         started, events = self.start_turn(record, sent)
         return started, ended + events

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
@@ -21,7 +22,7 @@ from eve_py import (
 from eve_py.agent import Agent
 from eve_py.client import Client
 from eve_py.errors import ApiError, AuthenticationError, SessionConflictError
-from eve_py.events import Event
+from eve_py.events import AnyEvent, UnknownEvent, is_turn_boundary, parse_event
 from tests.server.helpers import ALICE, GatedModel, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio
@@ -29,9 +30,14 @@ pytestmark = pytest.mark.anyio
 
 async def test_client_runs_the_picker_flow_to_completion(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, Client(served.base, token=ALICE) as client:
-        assert (await client.health())["agent"] == "agent-tools-hitl"
+        assert (await client.health())["workflowId"] == "eve-py:agent-tools-hitl"
+        info = await client.info()
+        tools = info["tools"]
+        assert isinstance(tools, dict) and isinstance(tools["static"], list)
+        assert {tool["name"] for tool in tools["static"] if isinstance(tool, dict)} >= {"ask_question", "note"}
         accepted = await client.create_session("help me pick a template")
         assert accepted.start_index == 1 and accepted.turn_id is not None
+        assert accepted.delivery_id is not None
 
         parked = await client.result(accepted, timeout_s=10)
         assert parked.status == "waiting"
@@ -39,7 +45,8 @@ async def test_client_runs_the_picker_flow_to_completion(hitl_agent: Agent) -> N
         [request] = parked.input_requests
         assert request.action.tool_name == "ask_question"
         assert request.option_ids() == ["tpl_blue", "tpl_red", "tpl_green"]
-        assert [e.type for e in parked.events][-1] == "turn.completed"
+        assert [e.type for e in parked.events][-2:] == ["input.requested", "turn.waiting"]
+        assert request.response_schema is not None and "pickedIds" in request.response_schema["properties"]
 
         answer = InputResponse(request_id=request.request_id, option_id="tpl_blue")  # a bare pick
         done = await client.result(await client.respond(accepted.session_id, [answer]), timeout_s=10)
@@ -132,7 +139,7 @@ async def test_errors_come_back_as_the_session_exceptions(hitl_agent: Agent) -> 
         assert await client.cancel(session_id) is True
         cancelled = await client.result(slow, timeout_s=10)
         assert cancelled.status == "failed" and cancelled.error == "The turn was cancelled."
-        assert await client.cancel(session_id) is False
+        assert await client.cancel(session_id) is False, "nothing runs and nothing is parked"
 
     async with serve(hitl_runtime(hitl_agent)) as served, Client(served.base, token="not-a-token") as stranger:
         with pytest.raises(AuthenticationError) as denied:
@@ -145,7 +152,7 @@ async def test_client_token_defaults_to_the_environment(hitl_agent: Agent, monke
     async with serve(hitl_runtime(hitl_agent)) as served, Client(served.base) as client:
         accepted = await client.create_session()
         assert accepted.turn_id is None and accepted.start_index is None
-        assert [e.type async for e in client.stream(accepted.session_id)] == ["session.started"]
+        assert [e.type async for e in client.stream(accepted.session_id, follow=False)] == ["session.started"]
 
 
 class CuttingProxy:
@@ -203,16 +210,32 @@ async def test_stream_reconnects_from_the_last_index_after_the_connection_breaks
             Client(f"http://127.0.0.1:{port}", token=ALICE) as client,
         ):
             accepted = await client.create_session("be slow")
-            got: list[Event] = []
+            got: list[AnyEvent] = []
             with anyio.fail_after(10):
                 async for event in client.stream(accepted.session_id):
                     got.append(event)
                     if event.type == "message.received":
                         proxy.cut.set()  # the connection dies while the model step still runs
                         model.release.set()
-            whole = [e async for e in client.stream(accepted.session_id)]
-            tail = [e async for e in client.stream(accepted.session_id, -2)]
+                    if is_turn_boundary(event):
+                        break
+            whole = [e async for e in client.stream(accepted.session_id, follow=False)]
+            tail = [e async for e in client.stream(accepted.session_id, -2, follow=False)]
     assert proxy.stream_connections >= 2
-    assert [e.meta.id for e in got] == [e.meta.id for e in whole]  # nothing lost, nothing repeated
-    assert [e.type for e in got][-3:] == ["step.started", "message.completed", "turn.completed"]
-    assert [e.meta.id for e in tail] == [e.meta.id for e in whole[-2:]]
+    assert [e.meta.id for e in got if e.meta] == [e.meta.id for e in whole if e.meta]  # nothing lost or repeated
+    assert [e.type for e in got][-3:] == ["step.completed", "turn.completed", "session.waiting"]
+    assert [e.meta.id for e in tail if e.meta] == [e.meta.id for e in whole[-2:] if e.meta]
+
+
+async def test_client_reads_an_unknown_event_type_as_passed_through(hitl_agent: Agent) -> None:
+    raw = b'{"type":"task.started","data":{"callId":"c","kind":"tool","name":"n","taskId":"t","turnId":"x"},"meta":{"id":"evt_1","at":"2026-01-01T00:00:00.000Z"}}'
+    event = parse_event(raw)
+    assert isinstance(event, UnknownEvent)
+    assert event.type == "task.started" and event.data == {
+        "callId": "c",
+        "kind": "tool",
+        "name": "n",
+        "taskId": "t",
+        "turnId": "x",
+    }
+    assert json.loads(event.line()) == json.loads(raw), "passed on as it came"

@@ -1,4 +1,4 @@
-"""The client skips the running step's deltas a reconnected stream sends again."""
+"""The client counts every streamed line as a log entry: a reconnect resumes after the last event it yielded."""
 
 from __future__ import annotations
 
@@ -9,33 +9,37 @@ import httpx
 import pytest
 
 from eve_py.client import Client
+from eve_py.events import MessageAppended, is_turn_boundary
 
 pytestmark = pytest.mark.anyio
 
+STEP = {"sequence": 0, "turnId": "t1", "stepIndex": 0}
+
 
 def line(type_: str, index: int, **data: object) -> bytes:
-    event = {"type": type_, "data": data, "meta": {"id": f"evt_{type_}_{index}", "at": "2026-11-21T00:00:00.000Z"}}
+    event = {"type": type_, "data": data, "meta": {"id": f"evt_{index}", "at": "2026-11-21T00:00:00.000Z"}}
     return json.dumps(event).encode() + b"\n"
 
 
 def delta(n: int) -> bytes:
-    return line("message.delta", n, turnId="t1", stepIndex=0, deltaIndex=n, kind="text", text=f"w{n} ")
+    return line("message.appended", 1 + n, **STEP, messageDelta=f"w{n} ")
 
 
 class CutAfterTwoDeltas(httpx.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield line("step.started", 0, turnId="t1", stepIndex=0)
+        yield line("step.started", 0, **STEP, modelId="m")
         yield delta(0)
         yield delta(1)
         raise httpx.ReadError("connection cut")
 
 
-class Replay(httpx.AsyncByteStream):
+class Rest(httpx.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        for n in range(4):  # the server sends the running step's deltas again
-            yield delta(n)
-        yield line("message.completed", 1, turnId="t1", stepIndex=0, text="w0 w1 w2 w3")
-        yield line("turn.completed", 2, turnId="t1", status="completed")
+        yield delta(2)
+        yield delta(3)
+        yield line("message.completed", 5, **STEP, finishReason="stop", message="w0 w1 w2 w3 ")
+        yield line("turn.completed", 6, sequence=0, turnId="t1")
+        yield line("session.waiting", 7, continuationToken="", wait="next-user-message")
 
 
 async def test_a_reconnected_stream_yields_each_delta_once() -> None:
@@ -46,14 +50,19 @@ async def test_a_reconnected_stream_yields_each_delta_once() -> None:
         first = len(starts) == 1
         return httpx.Response(
             200,
-            headers={"x-eve-start-index": request.url.params["startIndex"]},
-            stream=CutAfterTwoDeltas() if first else Replay(),
+            headers={"x-eve-start-index": request.url.params["startIndex"], "x-eve-stream-version": "26"},
+            stream=CutAfterTwoDeltas() if first else Rest(),
         )
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+    texts: list[str] = []
     async with Client("http://eve.test", http=http) as client:
-        texts = [e.data.get("text") async for e in client.stream("ses_1") if e.type == "message.delta"]
+        async for event in client.stream("ses_1"):
+            if isinstance(event, MessageAppended):
+                texts.append(event.data.message_delta)
+            if is_turn_boundary(event):
+                break
     await http.aclose()
 
     assert texts == ["w0 ", "w1 ", "w2 ", "w3 "]
-    assert starts == ["0", "1"], "reconnects after the one stored event it yielded"
+    assert starts == ["0", "3"], "reconnects after the three events it yielded"

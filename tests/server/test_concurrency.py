@@ -20,6 +20,11 @@ from tests.server.helpers import ALICE, BOB, PICK_BLUE, GatedModel, hitl_runtime
 pytestmark = pytest.mark.anyio
 
 
+def final_text(events: list[dict[str, Any]]) -> str:
+    """The last assistant text among `events`."""
+    return str([e for e in events if e["type"] == "message.completed"][-1]["data"]["message"])
+
+
 class CommitRendezvousStore(SQLiteSessionStore):
     """A SQLite store whose commits, once armed, wait until two have arrived: both racers hold the
     same version when they write, so exactly one wins the compare-and-set."""
@@ -53,7 +58,7 @@ def tool_results(record: SessionRecord, call_id: str) -> list[Any]:
 async def park(client: httpx.AsyncClient) -> tuple[str, str]:
     created = (await client.post("/session", json={"message": "help me pick a template"})).json()
     parked = await read_stream(client, created["sessionId"], created["startIndex"])
-    return created["sessionId"], parked[-3]["data"]["requests"][0]["requestId"]
+    return created["sessionId"], parked[-2]["data"]["requests"][0]["requestId"]
 
 
 async def test_two_clients_answering_at_once_one_wins_one_409_one_tool_result(
@@ -82,7 +87,7 @@ async def test_two_clients_answering_at_once_one_wins_one_409_one_tool_result(
                 [loser] = [response for response in statuses.values() if response.status_code == 409]
                 assert loser.json()["code"] in ("conflict", "request_already_answered")
                 events = await read_stream(first, session_id, statuses[winner].json()["startIndex"])
-                assert events[-1]["type"] == "turn.completed"
+                assert events[-1]["type"] == "session.waiting"
             record = await store.load(session_id)
     finally:
         await store.aclose()
@@ -118,7 +123,7 @@ async def test_many_racing_answers_across_sessions_never_duplicate_a_result(hitl
                             group.start_soon(answer, session_id, request_id)
                 for session_id, _ in parked:
                     events = await read_stream(client, session_id, -1)
-                    assert events[-1]["type"] == "turn.completed"
+                    assert events[-1]["type"] == "session.waiting"
             records = [await store.load(session_id) for session_id, _ in parked]
     finally:
         await store.aclose()
@@ -138,12 +143,12 @@ async def test_a_slow_model_does_not_block_other_sessions(hitl_agent: Agent) -> 
             body = {"inputResponses": [{"requestId": request_id, "value": PICK_BLUE}]}
             answered = (await client.post(f"/session/{session_id}", json=body)).json()
             done = await read_stream(client, session_id, answered["startIndex"])
-        assert done[-2]["data"]["text"] == "Recorded your pick: tpl_blue."
+        assert final_text(done) == "Recorded your pick: tpl_blue."
         assert (await client.get(f"/session/{slow['sessionId']}")).json()["status"] == "running"
         model.release.set()
         with anyio.fail_after(5):
             finished = await read_stream(client, slow["sessionId"], slow["startIndex"])
-    assert finished[-2]["data"]["text"] == "Finally done."
+    assert final_text(finished) == "Finally done."
 
 
 async def test_cancel_a_running_turn_returns_the_session_to_idle(hitl_agent: Agent) -> None:
@@ -155,7 +160,7 @@ async def test_cancel_a_running_turn_returns_the_session_to_idle(hitl_agent: Age
             await model.entered.wait()
         wrong_turn = await client.post(f"/session/{session_id}/cancel", json={"turnId": "turn_other"})
         assert wrong_turn.status_code == 200
-        assert wrong_turn.json() == {"status": "no_active_turn"}
+        assert wrong_turn.json() == {"ok": True, "status": "no_active_turn"}
 
         cancelled = await client.post(f"/session/{session_id}/cancel", json={"turnId": created["turnId"]})
         assert cancelled.status_code == 202
@@ -168,28 +173,38 @@ async def test_cancel_a_running_turn_returns_the_session_to_idle(hitl_agent: Age
         assert info["turn"]["status"] == "failed"
 
         again = await client.post(f"/session/{session_id}/cancel")
-        assert again.status_code == 200 and again.json() == {"status": "no_active_turn"}
+        assert again.status_code == 200 and again.json() == {"ok": True, "status": "no_active_turn"}
         follow_up = await client.post(f"/session/{session_id}", json={"message": "hello again"})
         assert follow_up.status_code == 202
         tail = await read_stream(client, session_id, follow_up.json()["startIndex"])
-        assert tail[-1]["type"] == "turn.completed"
+        assert tail[-1]["type"] == "session.waiting"
 
 
-async def test_cancel_leaves_a_parked_question_answerable(hitl_agent: Agent) -> None:
+async def test_cancel_of_a_parked_turn_withdraws_its_question_as_eve_does(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
         session_id, request_id = await park(client)
-        before = await served.runtime.store.load(session_id)
-        cancelled = await client.post(f"/session/{session_id}/cancel", json={})
-        assert cancelled.status_code == 200
-        assert cancelled.json() == {"status": "no_active_turn"}
-        assert await served.runtime.store.load(session_id) == before
         bad = await client.post(f"/session/{session_id}/cancel", json={"turn": 1})
         assert bad.status_code == 400
+        before = await served.runtime.store.load(session_id)
+        cancelled = await client.post(f"/session/{session_id}/cancel", json={})
+        assert cancelled.status_code == 202
+        assert cancelled.json() == {"ok": True, "sessionId": session_id, "status": "accepted"}
+        events = await read_stream(client, session_id, before.event_count)
+        assert [e["type"] for e in events] == ["input.resolved", "turn.cancelled", "session.waiting"]
+        [resolution] = events[0]["data"]["resolutions"]
+        assert (resolution["requestId"], resolution["outcome"]) == (request_id, "cancelled")
+        record = await served.runtime.store.load(session_id)
+        assert record.status == "idle"
+        assert tool_results(record, request_id) == ["The turn was cancelled before this call finished."]
+
         body = {"inputResponses": [{"requestId": request_id, "value": PICK_BLUE}]}
-        answered = await client.post(f"/session/{session_id}", json=body)
-        assert answered.status_code == 202
-        events = await read_stream(client, session_id, answered.json()["startIndex"])
-    assert events[-1]["data"]["status"] == "completed"
+        late = await client.post(f"/session/{session_id}", json=body)
+        assert (late.status_code, late.json()["code"]) == (409, "request_already_answered")
+        again = await client.post(f"/session/{session_id}/cancel")
+        assert again.json() == {"ok": True, "status": "no_active_turn"}
+        follow_up = await client.post(f"/session/{session_id}", json={"message": "hello"})
+        events = await read_stream(client, session_id, follow_up.json()["startIndex"])
+    assert [e["type"] for e in events][-2:] == ["turn.completed", "session.waiting"]
 
 
 async def test_server_restart_between_park_and_answer(hitl_agent: Agent, tmp_path: Path) -> None:
@@ -218,7 +233,7 @@ async def test_server_restart_between_park_and_answer(hitl_agent: Agent, tmp_pat
             record = await store.load(session_id)
     finally:
         await store.aclose()
-    assert events[-2]["data"]["text"] == "Recorded your pick: tpl_blue."
+    assert final_text(events) == "Recorded your pick: tpl_blue."
     assert tool_results(record, request_id) == [PICK_BLUE]
 
 
@@ -261,7 +276,7 @@ async def test_a_turn_whose_worker_died_is_finished_when_a_restarted_server_is_a
         async with serve(hitl_runtime(hitl_agent, store=store)) as served, served.client() as alice:
             # A message now would race the recovery: it is refused, and recovery starts.
             refused = await alice.post(f"/session/{session_id}", json={"message": "hello again"})
-            events = await read_stream(alice, session_id, -4)
+            events = await read_stream(alice, session_id, -1)  # from the accepted answer on
             info = (await alice.get(f"/session/{session_id}")).json()
             later = await alice.post(f"/session/{session_id}", json={"message": "hello again"})
         record = await store.load(session_id)
@@ -270,5 +285,5 @@ async def test_a_turn_whose_worker_died_is_finished_when_a_restarted_server_is_a
     assert (refused.status_code, refused.json()["code"]) == (409, "session_not_ready")
     assert later.status_code == 202
     assert info["status"] == "idle"
-    assert events[-2]["data"]["text"] == "Recorded your pick: tpl_blue."
+    assert final_text(events) == "Recorded your pick: tpl_blue."
     assert tool_results(record, request_id) == [PICK_BLUE]
