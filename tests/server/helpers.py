@@ -83,9 +83,18 @@ BOUNDARIES = ("turn.waiting", "session.waiting", "session.completed", "session.f
 
 
 async def read_stream(
-    client: httpx.AsyncClient, session_id: str, start: int | str = 0, *, follow: bool = True
+    client: httpx.AsyncClient,
+    session_id: str,
+    start: int | str = 0,
+    *,
+    follow: bool = True,
+    delivery_id: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The stream from `start` as decoded lines: up to the first turn boundary, or (`follow=False`) the stored tail."""
+    """The stream from `start` as decoded lines: up to the first turn boundary, or (`follow=False`) the stored tail.
+
+    With `delivery_id`, boundaries before the first event of that message's turn do not count
+    (as eve's client reads a message's response).
+    """
     params: dict[str, str | int] = {"startIndex": start} if follow else {"startIndex": start, "follow": "false"}
     lines: list[dict[str, Any]] = []
     with anyio.fail_after(10):
@@ -94,7 +103,9 @@ async def read_stream(
             async for line in response.aiter_lines():
                 if line.strip():
                     lines.append(json.loads(line))
-                    if follow and lines[-1]["type"] in BOUNDARIES:
+                    if delivery_id is not None and delivery_id in lines[-1]["meta"].get("deliveryIds", []):
+                        delivery_id = None
+                    if follow and delivery_id is None and lines[-1]["type"] in BOUNDARIES:
                         break
     return lines
 

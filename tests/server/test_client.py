@@ -228,7 +228,8 @@ async def test_stream_reconnects_from_the_last_index_after_the_connection_breaks
 
 
 async def test_client_reads_an_unknown_event_type_as_passed_through(hitl_agent: Agent) -> None:
-    raw = b'{"type":"task.started","data":{"callId":"c","kind":"tool","name":"n","taskId":"t","turnId":"x"},"meta":{"id":"evt_1","at":"2026-01-01T00:00:00.000Z"}}'
+    data = {"callId": "c", "kind": "tool", "name": "n", "taskId": "t", "turnId": "x"}
+    raw = json.dumps({"type": "task.started", "data": data, "meta": {"id": "evt_1", "at": "2026-01-01T00:00:00.000Z"}})
     event = parse_event(raw)
     assert isinstance(event, UnknownEvent)
     assert event.type == "task.started" and event.data == {

@@ -169,10 +169,14 @@ async def test_a_message_on_a_waiting_session_dismisses_the_question(hitl_agent:
         session_id, request = await park(client)
         sent = await client.post(f"/session/{session_id}", json={"message": "never mind, just say hi"})
         assert sent.status_code == 202
-        events = await read_stream(client, session_id, sent.json()["startIndex"])
+        delivery = sent.json()["deliveryId"]
+        events = await read_stream(client, session_id, sent.json()["startIndex"], delivery_id=delivery)
     assert types(events)[0] == "input.resolved"
     [resolution] = events[0]["data"]["resolutions"]
     assert (resolution["requestId"], resolution["outcome"]) == (request["requestId"], "ignored")
+    # The parked turn ends, the session waits, and the message starts the next turn.
+    assert types(events)[1:4] == ["turn.completed", "session.waiting", "turn.started"]
+    assert events[3]["meta"]["deliveryIds"] == [delivery] != events[0]["meta"]["deliveryIds"]
     assert types(events)[-2:] == ["turn.completed", "session.waiting"]
 
 
@@ -396,7 +400,9 @@ async def test_a_message_to_a_waiting_session_reports_the_new_turns_id(hitl_agen
         await read_stream(client, created["sessionId"], created["startIndex"])
 
         accepted = (await client.post(f"/session/{created['sessionId']}", json={"message": "hello"})).json()
-        events = await read_stream(client, created["sessionId"], accepted["startIndex"])
+        events = await read_stream(
+            client, created["sessionId"], accepted["startIndex"], delivery_id=accepted["deliveryId"]
+        )
 
     [started] = [e for e in events if e["type"] == "turn.started"]
     assert accepted["turnId"] == started["data"]["turnId"] != created["turnId"]
