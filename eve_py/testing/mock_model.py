@@ -9,13 +9,16 @@ reuses an id already in the history.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+import anyio.lowlevel
+
 from eve_py._json import JsonObject, JsonSchema, JsonValue
 from eve_py.errors import ModelError
-from eve_py.models.base import ModelRequest, ModelResponse, ModelToolCall
+from eve_py.models.base import ModelDelta, ModelRequest, ModelResponse, ModelToolCall
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage, UserMessage
 
 __all__ = (
@@ -108,6 +111,8 @@ class MockResponse:
 
     text: str | None = None
     tool_calls: Sequence[MockToolCall] = ()
+    stream: bool = False
+    """Stream the text word by word (`message.appended` events) when someone listens for deltas."""
 
 
 Responder: TypeAlias = Callable[[MockModelRequest], "str | MockResponse | Awaitable[str | MockResponse]"]
@@ -159,6 +164,10 @@ class MockModel:
                 call_id = f"{base}#{suffix}"
             used.add(call_id)
             calls.append(ModelToolCall(id=call_id, name=call.name, input=dict(call.input)))
+        if answer.stream and answer.text and request.on_delta is not None:
+            for piece in re.findall(r"\S+\s*|\s+", answer.text):
+                await request.on_delta(ModelDelta(kind="text", text=piece))
+                await anyio.lowlevel.checkpoint()  # let the listener run between pieces, as a network would
         return ModelResponse(text=answer.text, tool_calls=calls)
 
 
