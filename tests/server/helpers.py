@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import uvicorn
+from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
 from starlette.applications import Starlette
 
 from eve_py import Runtime
@@ -20,7 +26,7 @@ from eve_py.models.base import Model, ModelDelta, ModelRequest, ModelResponse
 from eve_py.models.messages import UserMessage
 from eve_py.server import create_app
 from eve_py.sessions import MemorySessionStore, SessionStore
-from tests.conftest import HITL_APP
+from tests.conftest import HITL_APP, REPO
 
 ALICE = "alice-token-3f9a"
 BOB = "bob-token-77c2"
@@ -146,3 +152,34 @@ class GatedModel:
             await self.release.wait()
             return ModelResponse(text="Finally done.")
         return await self.inner.request(request)
+
+
+@asynccontextmanager
+async def eve_serve(store: Path, token: str | None, *extra: str) -> AsyncIterator[tuple[str, Process, list[str]]]:
+    """Start `python -m eve_py serve` on port 0; yield its URL (from its own output), the process, stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"}
+    if token is not None:
+        env["EVE_API_TOKEN"] = token
+    command = [sys.executable, "-m", "eve_py", "serve", str(HITL_APP), "--model", "mock", "--port", "0"]
+    command += ["--store", str(store), "--log-level", "warning", *extra]
+    process = await anyio.open_process(command, cwd=REPO, env=env)
+    lines: list[str] = []
+    try:
+        assert process.stdout is not None
+        buffered = ""
+        with anyio.fail_after(30):
+            async for chunk in TextReceiveStream(process.stdout):
+                buffered += chunk
+                *complete, buffered = buffered.split("\n")
+                lines += complete
+                url = next((line.split()[2] for line in lines if line.startswith("listening on ")), None)
+                if url is not None:
+                    break
+        assert url is not None, lines
+        yield url.rstrip("/"), process, lines
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGINT)
+            with anyio.fail_after(15):
+                await process.wait()
+        await process.aclose()

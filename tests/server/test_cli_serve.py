@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -18,39 +16,9 @@ from anyio.streams.text import TextReceiveStream
 from eve_py.cli.serve import is_loopback
 from eve_py.client import Client
 from tests.conftest import HITL_APP, REPO
+from tests.server.helpers import eve_serve
 
 pytestmark = pytest.mark.anyio
-
-
-@asynccontextmanager
-async def eve_serve(store: Path, token: str | None, *extra: str) -> AsyncIterator[tuple[str, Process, list[str]]]:
-    """Start `python -m eve_py serve` on port 0; yield its URL (from its own output), the process, stdout."""
-    env = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"}
-    if token is not None:
-        env["EVE_API_TOKEN"] = token
-    command = [sys.executable, "-m", "eve_py", "serve", str(HITL_APP), "--model", "mock", "--port", "0"]
-    command += ["--store", str(store), "--log-level", "warning", *extra]
-    process = await anyio.open_process(command, cwd=REPO, env=env)
-    lines: list[str] = []
-    try:
-        assert process.stdout is not None
-        buffered = ""
-        with anyio.fail_after(30):
-            async for chunk in TextReceiveStream(process.stdout):
-                buffered += chunk
-                *complete, buffered = buffered.split("\n")
-                lines += complete
-                url = next((line.split()[2] for line in lines if line.startswith("listening on ")), None)
-                if url is not None:
-                    break
-        assert url is not None, lines
-        yield url.rstrip("/"), process, lines
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGINT)
-            with anyio.fail_after(15):
-                await process.wait()
-        await process.aclose()
 
 
 async def stderr_of(process: Process) -> str:
