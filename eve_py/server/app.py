@@ -34,15 +34,12 @@ Every streamed event is stored first, text deltas included, so `startIndex` coun
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -59,22 +56,24 @@ from eve_py.errors import (
     SessionNotFoundError,
     SessionStateError,
 )
-from eve_py.events import InputResolved, TurnStarted, encode_event, new_id
+from eve_py.events import InputResolved, TurnStarted, new_id
 from eve_py.harness.runtime import Runtime
 from eve_py.server.auth import Authenticator, tokens_from_env
 from eve_py.server.hub import Hub
 from eve_py.server.info import agent_info, health
 from eve_py.server.owners import OwnerStore, owners_for
+from eve_py.server.stream import NDJSON, STREAM_VERSION, StreamReader, start_index, stream_headers
 from eve_py.server.turns import TurnRunner, TurnWork
 from eve_py.server.wire import (
     CancelBody,
     CreateSessionBody,
     ResetBody,
     SessionInputBody,
-    bad_request,
+    decode_json,
     error_body,
     error_status,
     parse_body,
+    too_large,
 )
 from eve_py.sessions.record import SessionRecord
 
@@ -83,16 +82,8 @@ __all__ = ("API_PREFIX", "STATIC_DIR", "STREAM_VERSION", "create_app")
 _log = logging.getLogger("eve_py.server")
 
 API_PREFIX = "/eve/v1"
-STREAM_VERSION = "26"
-"""The `x-eve-stream-version` of every stream (eve 0.80.1's; its client accepts 21 to 26)."""
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """The browser chat's files (shipped in the package)."""
-
-_NDJSON = "application/x-ndjson; charset=utf-8"
-_MAX_SAFE_INTEGER = 2**53 - 1
-_LEASE_ENDED = b'{"$eve":"stream.lease-ended","version":1}\n'
-"""eve's transport record: this response ends, reconnect from your cursor (never a session event)."""
-_TERMINAL = ("session.completed", "session.failed")
 
 
 def create_app(
@@ -283,12 +274,12 @@ class _Api:
         """
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise _too_large(self.max_body_bytes)
+            raise too_large(self.max_body_bytes)
         raw = bytearray()
         async for chunk in request.stream():
             raw += chunk
             if len(raw) > self.max_body_bytes:
-                raise _too_large(self.max_body_bytes)
+                raise too_large(self.max_body_bytes)
         if not raw.strip():
             return None
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -483,82 +474,22 @@ class _Api:
         """`GET /session/{id}/stream?startIndex=N`: the event log as NDJSON, then live events."""
         session_id = await self._owned(request)
         query = request.query_params
-        start = _start_index(query.get("startIndex", "0"))
+        start = start_index(query.get("startIndex", "0"))
         follow = query.get("follow", "true").lower() not in ("false", "0")
         record = await self.runtime.store.load(session_id)
         await self._recover(record)
-        tail = record.event_count - 1
         if start < 0:
             start = max(0, record.event_count + start)
-        headers = {
-            "x-eve-session-id": session_id,
-            "x-eve-stream-version": STREAM_VERSION,
-            "x-eve-stream-format": "ndjson",
-            "x-eve-start-index": str(start),
-            "cache-control": "no-store",
-            "x-accel-buffering": "no",
-        }
-        if not follow or query.get("includeTailIndex") in ("1", "true"):
-            headers["x-eve-stream-tail-index"] = str(tail)
-        control = query.get("streamControlVersion") == "1"
-        body = self._follow(session_id, start, stop=None if follow else tail + 1, control=control)
-        return StreamingResponse(body, media_type=_NDJSON, headers=headers)
-
-    async def _follow(self, session_id: str, start: int, *, stop: int | None, control: bool) -> AsyncIterator[bytes]:
-        """Stored events from `start` (to `stop`), then live ones, until the stream's end (see the module)."""
-        subscriber = self.hub.subscribe(session_id)  # before the first read: no commit is missed
-        try:
-            cursor = start
-            quiet_until = anyio.current_time() + self.stream_lease_s
-            while True:
-                events = await self.runtime.store.read_events(session_id, cursor, stop)
-                if events:
-                    cursor += len(events)
-                    quiet_until = anyio.current_time() + self.stream_lease_s
-                    yield b"".join(encode_event(event) for event in events)
-                    if events[-1].type in _TERMINAL:
-                        return
-                if stop is not None and cursor >= stop:
-                    return
-                left = quiet_until - anyio.current_time()
-                if left <= 0 or self.closing:
-                    if control:
-                        yield _LEASE_ENDED
-                    return
-                await subscriber.wait(min(self.recheck_s, left))
-        finally:
-            self.hub.unsubscribe(subscriber)
-
-
-def decode_json(raw: bytes) -> Any:
-    """Strict JSON (no NaN or Infinity), bounded nesting, no lone surrogates.
-
-    Raises:
-        ApiError: 400 saying which rule the body breaks.
-    """
-    try:
-        value = json.loads(raw, parse_constant=_reject_constant)
-        # A lone surrogate (`"\\ud800"`) decodes but cannot be stored or sent on as UTF-8.
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except RecursionError:
-        raise bad_request("The body is nested too deeply.") from None
-    except UnicodeEncodeError:
-        raise bad_request("The body holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
-        raise bad_request(f"Invalid JSON body: {exc}") from exc
-    return value
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _start_index(raw: str) -> int:
-    """`startIndex` as eve reads it: an integer within JavaScript's safe range (else 400)."""
-    if not re.fullmatch(r"-?\d+", raw) or abs(int(raw)) > _MAX_SAFE_INTEGER:
-        raise bad_request("Expected startIndex to be an integer.")
-    return int(raw)
-
-
-def _too_large(limit: int) -> EveError:
-    return ApiError(f"The body is larger than {limit} bytes.", status=413, code="payload_too_large")
+        tail = record.event_count - 1
+        with_tail = not follow or query.get("includeTailIndex") in ("1", "true")
+        reader = StreamReader(
+            self.runtime.store,
+            self.hub.subscribe(session_id),  # before the first read: no commit is missed
+            lease_s=self.stream_lease_s,
+            recheck_s=self.recheck_s,
+            closing=lambda: self.closing,
+            unsubscribe=self.hub.unsubscribe,
+        )
+        body = reader.lines(start, stop=None if follow else tail + 1, control=query.get("streamControlVersion") == "1")
+        headers = stream_headers(session_id, start, tail if with_tail else None)
+        return StreamingResponse(body, media_type=NDJSON, headers=headers)

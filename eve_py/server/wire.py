@@ -25,6 +25,7 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
@@ -54,9 +55,11 @@ __all__ = (
     "ResetBody",
     "SessionInputBody",
     "bad_request",
+    "decode_json",
     "error_body",
     "error_status",
     "parse_body",
+    "too_large",
 )
 
 _M = TypeVar("_M", bound=WireModel)
@@ -209,3 +212,31 @@ def error_body(exc: EveError, *, message: str | None = None) -> dict[str, Any]:
     if isinstance(exc, SessionStateError):
         body["status"] = exc.status
     return body
+
+
+def decode_json(raw: bytes) -> Any:
+    """Strict JSON (no NaN or Infinity), bounded nesting, no lone surrogates.
+
+    Raises:
+        ApiError: 400 saying which rule the body breaks.
+    """
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+        # A lone surrogate (`"\\ud800"`) decodes but cannot be stored or sent on as UTF-8.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise bad_request("The body is nested too deeply.") from None
+    except UnicodeEncodeError:
+        raise bad_request("The body holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise bad_request(f"Invalid JSON body: {exc}") from exc
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def too_large(limit: int) -> EveError:
+    """A 413 `payload_too_large` error."""
+    return ApiError(f"The body is larger than {limit} bytes.", status=413, code="payload_too_large")
