@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -34,7 +33,7 @@ import anyio
 import jsonschema
 import pydantic
 
-from eve_py._json import JsonSchema, JsonValue, canonical_dumps, to_json_value
+from eve_py._json import JsonValue, canonical_dumps, to_json_value
 from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
@@ -42,9 +41,6 @@ from eve_py.authoring.context import ApprovalContext, ToolContext
 from eve_py.errors import PairingError, SessionConflictError, ToolError
 from eve_py.events import AnyEvent, Event, new_id, now_iso
 from eve_py.events.payloads import (
-    ActionResultData,
-    ActionResultError,
-    ActionResultStatus,
     ActionsRequestedData,
     InputRequestedData,
     InputResolvedData,
@@ -56,7 +52,6 @@ from eve_py.events.payloads import (
     StepCompletedData,
     StepFailedData,
     StepStartedData,
-    ToolResultAction,
     TurnCancelledData,
     TurnCompletedData,
     TurnFailedData,
@@ -65,9 +60,10 @@ from eve_py.events.payloads import (
 )
 from eve_py.harness.deltas import DeltaWriter
 from eve_py.harness.pairing import check_pairing
+from eve_py.harness.results import action_result, error_result, input_problem, step_messages, structured_result
 from eve_py.harness.stamp import stamp
 from eve_py.models.base import Model, ModelRequest
-from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
+from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolResultPart, UserMessage
 from eve_py.parking import resolutions
 from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
 from eve_py.parking.batch import PendingStep, QuestionRef
@@ -394,7 +390,7 @@ class TurnDriver:
             record = await self._park(record, pending, events)
             return record, self.result(record, "waiting")
         record = await self.commit(
-            record.model_copy(update={"messages": [*record.messages, *_step_messages(pending)]}), events
+            record.model_copy(update={"messages": [*record.messages, *step_messages(pending)]}), events
         )
         return record, None
 
@@ -458,7 +454,7 @@ class TurnDriver:
         assert pending is not None and turn is not None
         results = dict(pending.results)
         for call in pending.assistant.tool_calls:
-            results.setdefault(call.tool_call_id, _error(call, CANCELLED_CALL_RESULT))
+            results.setdefault(call.tool_call_id, error_result(call, CANCELLED_CALL_RESULT))
         settled = pending.model_copy(update={"results": results})
         withdrawn = InputResolvedData(
             sequence=turn.sequence,
@@ -472,7 +468,7 @@ class TurnDriver:
             stamp(turn, SessionWaitingData()),
         ]
         update = {
-            "messages": [*record.messages, *_step_messages(settled)],
+            "messages": [*record.messages, *step_messages(settled)],
             "pending": None,
             "queued": None,
             "status": "idle",
@@ -501,7 +497,7 @@ class TurnDriver:
         for call in assistant.tool_calls:
             tool = self._agent.tools.get(call.tool_name)
             if call.tool_call_id in unparsed:
-                results[call.tool_call_id] = _error(
+                results[call.tool_call_id] = error_result(
                     call,
                     f"The arguments for tool {call.tool_name!r} are not a valid JSON object "
                     f"({unparsed[call.tool_call_id]}). Call it again with valid JSON arguments.",
@@ -509,13 +505,13 @@ class TurnDriver:
                 continue
             if tool is None:
                 offered = ", ".join(sorted(self._agent.tools))
-                results[call.tool_call_id] = _error(
+                results[call.tool_call_id] = error_result(
                     call, f"Unknown tool {call.tool_name!r}. Available tools: {offered}."
                 )
                 continue
-            problem = _input_problem(tool, call)
+            problem = input_problem(tool, call)
             if problem is not None:
-                results[call.tool_call_id] = _error(call, problem)
+                results[call.tool_call_id] = error_result(call, problem)
                 continue
             if tool.client_resolved:
                 parked[call.tool_call_id] = [client_request(call, tool)]
@@ -531,7 +527,9 @@ class TurnDriver:
             try:
                 needs_approval = await tool.approval_required(approval_ctx)
             except Exception as exc:
-                results[call.tool_call_id] = _error(call, f"The approval policy of {call.tool_name!r} failed: {exc}")
+                results[call.tool_call_id] = error_result(
+                    call, f"The approval policy of {call.tool_name!r} failed: {exc}"
+                )
                 continue
             if needs_approval:
                 parked[call.tool_call_id] = [approval_request(call)]
@@ -543,7 +541,7 @@ class TurnDriver:
             )
             events.insert(-1, stamp(turn, requested))  # before `step.completed`, as eve orders them
         events += [
-            _action_result(turn, step_index, call, rejected.output, "failed", "INVALID_TOOL_CALL")
+            action_result(turn, step_index, call, rejected.output, "failed", "INVALID_TOOL_CALL")
             for call in assistant.tool_calls
             if (rejected := results.get(call.tool_call_id)) is not None
         ]
@@ -620,9 +618,9 @@ class TurnDriver:
             output = model_output = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
             is_error, error_name = True, type(exc).__name__
         if is_error:
-            events.append(_action_result(turn, step_index, call, output, "failed", "TOOL_ERROR", error_name))
+            events.append(action_result(turn, step_index, call, output, "failed", "TOOL_ERROR", error_name))
         else:
-            events.append(_action_result(turn, step_index, call, output, "completed"))
+            events.append(action_result(turn, step_index, call, output, "completed"))
         return ToolResultPart(
             tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error
         )
@@ -689,8 +687,8 @@ class TurnDriver:
                     "message": message,
                     "tool": {"result": "not_run"},
                 }
-                events.append(_action_result(turn, step_index, call, denial, "rejected", "TOOL_EXECUTION_DENIED"))
-                results[call.tool_call_id] = _error(call, message)
+                events.append(action_result(turn, step_index, call, denial, "rejected", "TOOL_EXECUTION_DENIED"))
+                results[call.tool_call_id] = error_result(call, message)
 
         questions: dict[str, QuestionRef] = {}
         requests: list[InputRequest] = []
@@ -699,7 +697,7 @@ class TurnDriver:
                 continue  # not parked here, or it ran and its result was stored before a crash
             tool = self._agent.tools.get(call.tool_name)
             if tool is None or tool.plan is None:
-                results[call.tool_call_id] = _error(call, f"The tool {call.tool_name!r} is no longer available.")
+                results[call.tool_call_id] = error_result(call, f"The tool {call.tool_name!r} is no longer available.")
                 continue
             for _ in range(_DISMISS_ROUNDS if dismiss else 1):
                 outcome = await self._execute(
@@ -732,7 +730,9 @@ class TurnDriver:
                     cancel = RecordedOutcome(action="cancel", q=question.digest)
                     recorded.setdefault(call.tool_call_id, {})[question.key] = cancel
             else:
-                results[call.tool_call_id] = _error(call, "The call was dismissed while its resolvers kept asking.")
+                results[call.tool_call_id] = error_result(
+                    call, "The call was dismissed while its resolvers kept asking."
+                )
 
         update: dict[str, object] = {"approved_tools": approved_tools}
         if requests:
@@ -749,7 +749,7 @@ class TurnDriver:
             )
             return await self._park(record.model_copy(update=update), again, events)
         settled = pending.model_copy(update={"results": results})
-        update |= {"messages": [*record.messages, *_step_messages(settled)], "pending": None}
+        update |= {"messages": [*record.messages, *step_messages(settled)], "pending": None}
         if pending.answers and record.turn is not None:
             # A person answered: the model gets a fresh step budget to act on it.
             update["turn"] = record.turn.model_copy(update={"steps_since_input": 0})
@@ -796,66 +796,3 @@ async def notify(listener: EventListener | None, committed: Committed) -> None:
             await outcome
     except Exception:
         _log.exception("event listener failed; the session is unaffected")
-
-
-def _step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:
-    """The assistant message and one tool message with exactly one result per call, in call order."""
-    parts = [pending.results[call.tool_call_id] for call in pending.assistant.tool_calls]
-    return [pending.assistant, ToolMessage(content=parts)]
-
-
-def _error(call: ToolCallPart, message: str) -> ToolResultPart:
-    return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True)
-
-
-def _action_result(
-    turn: TurnState,
-    step_index: int,
-    call: ToolCallPart,
-    output: JsonValue,
-    status: ActionResultStatus,
-    code: str | None = None,
-    error_name: str | None = None,
-) -> Event:
-    """`action.result`: a call's full output (before `to_model_output`), or why it failed or was rejected."""
-    is_error = status != "completed"
-    error = None
-    if is_error:
-        message = output.get("message") if isinstance(output, dict) else output
-        error = ActionResultError(code=code or "TOOL_ERROR", message=str(message), name=error_name)
-    result = ToolResultAction(
-        call_id=call.tool_call_id, tool_name=call.tool_name, output=output, is_error=is_error or None
-    )
-    data = ActionResultData(
-        sequence=turn.sequence, turn_id=turn.turn_id, step_index=step_index, result=result, status=status, error=error
-    )
-    return stamp(turn, data)
-
-
-def _input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
-    """Why the call's input does not fit the tool's input schema, or None when it does."""
-    errors = sorted(jsonschema.Draft202012Validator(tool.input_schema).iter_errors(call.input), key=str)
-    if not errors:
-        return None
-    error = errors[0]
-    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-    return (
-        f"Invalid input for tool {tool.name!r} at {where}: {error.message}. "
-        "Call it again with input matching its schema."
-    )
-
-
-def structured_result(text: str, schema: JsonSchema) -> tuple[JsonValue, str | None]:
-    """A final answer read as the turn's structured result: (value, None), or (None, why it is not one)."""
-    raw = text.strip()
-    if raw.startswith("```"):
-        raw = raw.strip("`").removeprefix("json").strip()
-    try:
-        value: JsonValue = json.loads(raw)
-    except json.JSONDecodeError:
-        return None, "The model's final answer is not JSON, but the turn asked for a result matching its outputSchema."
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=str)
-    if errors:
-        where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
-        return None, f"The model's final answer fails the turn's outputSchema at {where}: {errors[0].message}"
-    return value, None
