@@ -397,7 +397,7 @@ class EvalDriver:
 
         Args:
             patterns: An event type (`"input.requested"`), or a mapping with `type` and fields
-                its `data` must match (`{"type": "action.result", "toolName": "note"}`).
+                its `data` must match (`{"type": "action.result", "result": {"toolName": "note"}}`).
 
         Returns:
             The matched events, one per pattern.

@@ -383,7 +383,6 @@ class TurnDriver:
             events.append(stamp(turn, MessageCompletedData(**coords, finish_reason=finish, message=text)))
         if not assistant.tool_calls:
             return await self._complete(record, turn, assistant if content else None, events, step_index)
-        events.append(stamp(turn, StepCompletedData(**coords, finish_reason=finish)))
         pending = await self._run_calls(record, turn, step_index, assistant, events, unparsed)
         record = record.model_copy(update={"turn": turn})
         if pending.requests:
@@ -535,11 +534,11 @@ class TurnDriver:
                 parked[call.tool_call_id] = [approval_request(call)]
             else:
                 runnable.append((call, tool))
+        coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": step_index}
         if actions:
-            requested = ActionsRequestedData(
-                sequence=turn.sequence, turn_id=turn.turn_id, step_index=step_index, actions=actions
-            )
-            events.insert(-1, stamp(turn, requested))  # before `step.completed`, as eve orders them
+            events.append(stamp(turn, ActionsRequestedData(**coords, actions=actions)))
+        # eve's order: the step's calls are announced, the step completes, then the calls report.
+        events.append(stamp(turn, StepCompletedData(**coords, finish_reason="tool-calls")))
         events += [
             action_result(turn, step_index, call, rejected.output, "failed", "INVALID_TOOL_CALL")
             for call in assistant.tool_calls
@@ -697,7 +696,9 @@ class TurnDriver:
                 continue  # not parked here, or it ran and its result was stored before a crash
             tool = self._agent.tools.get(call.tool_name)
             if tool is None or tool.plan is None:
-                results[call.tool_call_id] = error_result(call, f"The tool {call.tool_name!r} is no longer available.")
+                gone = f"The tool {call.tool_name!r} is no longer available."
+                results[call.tool_call_id] = error_result(call, gone)
+                events.append(action_result(turn, step_index, call, gone, "failed", "TOOL_UNAVAILABLE"))
                 continue
             for _ in range(_DISMISS_ROUNDS if dismiss else 1):
                 outcome = await self._execute(
@@ -730,9 +731,9 @@ class TurnDriver:
                     cancel = RecordedOutcome(action="cancel", q=question.digest)
                     recorded.setdefault(call.tool_call_id, {})[question.key] = cancel
             else:
-                results[call.tool_call_id] = error_result(
-                    call, "The call was dismissed while its resolvers kept asking."
-                )
+                dismissed = "The call was dismissed while its resolvers kept asking."
+                results[call.tool_call_id] = error_result(call, dismissed)
+                events.append(action_result(turn, step_index, call, dismissed, "failed", "DISMISSED"))
 
         update: dict[str, object] = {"approved_tools": approved_tools}
         if requests:

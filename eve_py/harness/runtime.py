@@ -310,8 +310,10 @@ class Session:
                 response.request_id in pending.answers or response.request_id in pending.answered
             )
             if earlier or _answered_in_history(record, response.request_id):
+                # Its call has its one result: answered, or settled without an answer (dismissed
+                # by a message, cancelled with its turn).
                 raise RequestAlreadyAnsweredError(
-                    f"Request {response.request_id!r} was already answered{running_hint}.",
+                    f"Request {response.request_id!r} was already answered or withdrawn{running_hint}.",
                     request_id=response.request_id,
                 )
         if record.status != "waiting" or pending is None:
@@ -429,12 +431,11 @@ class Session:
             SessionEndedError: The session was reset.
             SessionConflictError: Another writer changed the session meanwhile.
         """
-        if await self.cancel() and self._runtime._active.get(self.id) is not None:
-            raise SessionStateError(
-                f"Session {self.id!r} is running a turn; clear it once it settles.", status="running"
-            )
         record = _active(await self._runtime.store.load(self.id))
-        if record.status != "idle":
+        if record.status == "waiting" and self._runtime._active.get(self.id) is None:
+            await self.cancel()
+            record = await self._runtime.store.load(self.id)
+        if record.status != "idle" or self._runtime._active.get(self.id) is not None:
             raise SessionStateError(
                 f"Session {self.id!r} is running a turn; clear it once it settles.", status=record.status
             )

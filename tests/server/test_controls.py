@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from eve_py.agent import Agent
-from tests.server.helpers import hitl_runtime, read_stream, serve
+from tests.server.helpers import GatedModel, hitl_runtime, read_stream, serve
 
 pytestmark = pytest.mark.anyio
 
@@ -95,3 +96,17 @@ async def test_output_schema_and_client_context_shape_the_turn(hitl_agent: Agent
     assert turn_failed["data"]["code"] == "OUTPUT_INVALID"
     assert "fails the turn's outputSchema" in turn_failed["data"]["message"]
     assert types(failure)[-1] == "session.waiting"
+
+
+async def test_clear_while_a_turn_runs_is_refused_and_the_turn_goes_on(hitl_agent: Agent) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
+        created = (await client.post("/session", json={"message": "be slow"})).json()
+        with anyio.fail_after(5):
+            await model.entered.wait()
+        refused = await client.post(f"/session/{created['sessionId']}/clear")
+        model.release.set()
+        events = await read_stream(client, created["sessionId"], created["startIndex"])
+    assert (refused.status_code, refused.json()["code"]) == (409, "session_not_ready")
+    assert [e["data"]["message"] for e in events if e["type"] == "message.completed"] == ["Finally done."]
+    assert types(events)[-2:] == ["turn.completed", "session.waiting"]
