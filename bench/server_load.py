@@ -1,29 +1,51 @@
-"""Server load benchmark: N concurrent sessions park and are answered over HTTP against `eve-py serve`.
+"""Server load benchmark: N concurrent sessions park and are answered over HTTP, current code against a baseline.
 
 Run by hand (not part of the test suite):
 
 ```
-.venv/bin/python bench/server_load.py                  # N=200 concurrent sessions
+.venv/bin/python bench/server_load.py                  # N=200 concurrent sessions, against 8ba4647
 .venv/bin/python bench/server_load.py --sessions 500
-.venv/bin/python bench/server_load.py --json
+.venv/bin/python bench/server_load.py --baseline HEAD~3 --rounds 3
+.venv/bin/python bench/server_load.py --no-baseline --json
 ```
 
-It starts `eve-py serve fixtures/agent-tools-hitl --model mock --port 0 --store TMP/sessions.db`
-as a child process on 127.0.0.1 (with a bearer token, so authentication is part of every
-request), then drives it with `eve_py.client.Client` on one shared httpx connection pool:
+Two servers, each a child process on 127.0.0.1 started with the same interpreter (with a bearer
+token, so authentication is part of every request):
 
-1. **Park**: all N sessions at once: `POST /session {message: "help me pick a template"}`,
-   then `GET .../stream?startIndex=...` until the turn parks on the typed picker.
-2. With all N parked, the server's memory is read from `/proc/PID/status` (VmRSS, VmHWM).
-3. **Answer**: all N at once: `POST /session/{id} {inputResponses: [{requestId, value:
-   {pickedIds: ["tpl_blue"]}}]}` (timed until the `202`), then the stream until the turn
-   completes (the `note` tool runs, the model answers).
+- **current**: `python -m eve_py serve fixtures/agent-tools-hitl --model mock --port 0 --store
+  TMP/current.db` from this checkout (its working tree, or the commit `--current REF` names);
+- **baseline**: the same from a temporary `git worktree add --detach TMP/baseline REF` (default
+  `8ba4647`, the last commit before the server moved to eve 0.80.1's wire), with `cwd` and
+  `PYTHONPATH` set to the worktree so that it imports that commit's `eve_py` and serves that
+  commit's fixture. Which `eve_py` each server imports, and which wire its `/health` answer
+  shows (old: `{ok, status: "ok", agent}`, new: `{ok, status: "ready", workflowId}`), is printed.
+  The worktree is removed afterwards, also on errors.
 
-Four HTTP requests per session. Five sessions, one at a time, warm the server up first. The
-whole thing runs `--rounds` times (default 2) on the same server with new clients: the first
-round also pays one-off costs (worker threads, allocator arenas); the second shows what N more
-sessions cost. Any error (a non-2xx answer, a broken stream, a turn that does not end as
-expected) is counted, and the run exits with status 1 if there was one.
+Both servers start first and each gets five warm-up sessions, one at a time. Then the rounds
+alternate, baseline round 1, current round 1, baseline round 2, current round 2, ... (`--rounds`
+per side, default 2), so that a noisy machine hurts both sides alike; the server not being
+driven is idle. Round 1 on each server also pays one-off costs (worker threads, allocator
+arenas); round 2 shows what N more sessions cost. Each round, with one `httpx.AsyncClient` (and
+connection pool) per session, like N independent frontends, speaking either wire:
+
+1. **Park**: all N sessions at once: `POST /eve/v1/session {message: "help me pick a template"}`
+   (`202 {sessionId, startIndex}`), then `GET .../stream?startIndex=N` (NDJSON) until the turn
+   parks on the typed picker: up to `turn.waiting` or `session.waiting`, or the end of the
+   response. The request id is `data.requests[0].requestId` of the `input.requested` event.
+2. With all N parked, the server's memory is read from `/proc/PID/status` (VmRSS, VmHWM), and
+   its CPU time so far from `/proc/PID/stat` (user + system).
+3. **Answer**: all N at once: `POST /eve/v1/session/{id} {inputResponses: [{requestId, value:
+   {pickedIds: ["tpl_blue"]}}]}` (timed until the `202`), then the stream from its `startIndex`
+   until the turn completes (the `note` tool runs, the model answers): up to `session.waiting`
+   (new wire) or the end of the response (old wire). The turn must have completed and its last
+   `message.completed` (`data.message`, or `data.text` on the old wire) must be the expected text.
+
+Four HTTP requests per session. Besides rates and latencies, each round reports the server's
+CPU time per phase and the load generator's own (it shares the machine's cores with the server);
+CPU time is less sensitive than wall time to other work on the machine. Any error (a non-2xx
+answer, a broken stream, a turn that does not end as expected) is counted, and the run exits
+with status 1 if there was one. The ratios printed at the end are current / baseline, per round
+and over all rounds.
 """
 
 from __future__ import annotations
@@ -31,31 +53,54 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any, Literal
 
 import anyio
+import httpx
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
-from eve_py.client import Client
-
 REPO = Path(__file__).resolve().parent.parent
-APP = REPO / "fixtures" / "agent-tools-hitl"
+APP = Path("fixtures") / "agent-tools-hitl"
+API = "/eve/v1"
 TOKEN = "bench-token-server-load"
 MESSAGE = "help me pick a template"
 ANSWER = {"pickedIds": ["tpl_blue"]}
 EXPECTED = "Recorded your pick: tpl_blue."
+DEFAULT_BASELINE = "8ba4647"
+TIMEOUT_S = 120.0
+
+Wire = Literal["old", "new"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Side:
+    """One server to measure: where its code is, and what it turned out to be."""
+
+    name: str
+    root: Path
+    ref: str
+    commit: str
+    dirty: bool
+    eve_py: str = ""
+    wire: Wire = "new"
 
 
 @dataclass(frozen=True, kw_only=True)
 class Result:
     """One round's numbers."""
 
+    side: str
     round: int
     sessions: int
     requests: int
@@ -75,6 +120,198 @@ class Result:
     server_rss_parked_mib: float
     server_rss_after_mib: float
     server_hwm_mib: float
+    server_cpu_park_s: float
+    server_cpu_answer_s: float
+    driver_cpu_s: float
+
+
+# (label, Result field, higher is better)
+RATIOS: tuple[tuple[str, str, bool], ...] = (
+    ("requests/s", "requests_per_s", True),
+    ("POST inputResponses p50", "answer_post_p50_ms", False),
+    ("POST inputResponses p99", "answer_post_p99_ms", False),
+    ("create + stream until parked p50", "park_p50_ms", False),
+    ("answer + stream until completed p50", "complete_p50_ms", False),
+    ("server CPU time, park phase", "server_cpu_park_s", False),
+    ("server CPU time, answer phase", "server_cpu_answer_s", False),
+    ("server RSS with all parked", "server_rss_parked_mib", False),
+    ("server RSS after", "server_rss_after_mib", False),
+)
+
+
+class TurnError(Exception):
+    """A request or turn that did not go as expected."""
+
+
+# --- git ---------------------------------------------------------------------------------------
+
+
+def _git(*args: str, cwd: Path = REPO) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _working_tree() -> Side:
+    dirty = bool(_git("status", "--porcelain", "--", "eve_py", str(APP)))
+    return Side(name="current", root=REPO, ref="working tree", commit=_git("rev-parse", "HEAD"), dirty=dirty)
+
+
+@contextmanager
+def _worktree(name: str, ref: str) -> Iterator[Side]:
+    """A temporary detached worktree of `ref`, removed afterwards (also on errors)."""
+    commit = _git("rev-parse", "--verify", f"{ref}^{{commit}}")
+    folder = Path(tempfile.mkdtemp(prefix=f"eve-server-load-{name}-"))
+    tree = folder / "tree"
+    try:
+        _git("worktree", "add", "--detach", str(tree), commit)
+        yield Side(name=name, root=tree, ref=ref, commit=commit, dirty=False)
+    finally:
+        removed = subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, capture_output=True)
+        if removed.returncode and tree.exists():
+            print(f"could not remove the worktree {tree}: {removed.stderr.decode().strip()}", file=sys.stderr)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- servers -----------------------------------------------------------------------------------
+
+
+def _server_env(side: Side) -> dict[str, str]:
+    env = {**os.environ, "EVE_API_TOKEN": TOKEN}
+    if side.root != REPO:
+        # Ahead of the editable install's path entry: the worktree's eve_py is the one imported.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(side.root), os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
+def _imported_from(side: Side) -> str:
+    """Where `import eve_py` resolves with the server's interpreter, environment and directory.
+
+    Raises:
+        RuntimeError: Not from the side's own tree.
+    """
+    code = "import eve_py; print(eve_py.__file__)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=side.root, env=_server_env(side), check=True, capture_output=True, text=True
+    )
+    eve_py = out.stdout.strip()
+    if not Path(eve_py).resolve().is_relative_to(side.root.resolve()):
+        raise RuntimeError(f"{side.name}: eve_py imports from {eve_py}, not from {side.root}")
+    return eve_py
+
+
+async def _start_server(side: Side, store: Path) -> tuple[Process, str]:
+    command = [sys.executable, "-m", "eve_py", "serve", str(side.root / APP), "--model", "mock", "--port", "0"]
+    process = await anyio.open_process(
+        [*command, "--store", str(store), "--log-level", "warning"], cwd=side.root, env=_server_env(side), stderr=None
+    )
+    assert process.stdout is not None
+    seen = ""
+    try:
+        with anyio.fail_after(60):
+            async for chunk in TextReceiveStream(process.stdout):
+                seen += chunk
+                for line in seen.splitlines():
+                    if line.startswith("listening on "):
+                        return process, line.split()[2].rstrip("/")
+    except BaseException:
+        await _stop_server(process)
+        raise
+    await _stop_server(process)
+    raise RuntimeError(f"{side.name}: eve-py serve did not start: {seen!r}")
+
+
+async def _stop_server(process: Process) -> None:
+    if process.returncode is None:
+        process.terminate()
+    with anyio.move_on_after(30, shield=True) as scope:
+        await process.wait()
+    if scope.cancelled_caught:
+        process.kill()
+    await process.aclose()
+
+
+async def _wire(url: str, side: Side) -> Wire:
+    """Which wire the server speaks, from its `/health` body."""
+    async with httpx.AsyncClient(base_url=url, timeout=30.0) as client:
+        response = await client.get(f"{API}/health")
+    body = response.json()
+    if response.status_code == 200 and body.get("status") == "ok" and "agent" in body:
+        return "old"
+    if response.status_code == 200 and body.get("status") == "ready" and "workflowId" in body:
+        return "new"
+    raise RuntimeError(f"{side.name}: unexpected /health answer {response.status_code} {body!r}")
+
+
+# --- the load driver (both wires) --------------------------------------------------------------
+
+
+def _client(url: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=url, headers={"authorization": f"Bearer {TOKEN}"}, timeout=60.0)
+
+
+async def _post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST a JSON body (httpx sends `content-type: application/json`); the `202` body."""
+    response = await client.post(path, json=body)
+    if response.status_code != 202:
+        raise TurnError(f"POST {path}: {response.status_code} {response.text[:300]}")
+    accepted: dict[str, Any] = response.json()
+    if not isinstance(accepted.get("sessionId"), str) or not isinstance(accepted.get("startIndex"), int):
+        raise TurnError(f"POST {path}: 202 without sessionId and startIndex: {accepted!r}")
+    return accepted
+
+
+async def _stream(client: httpx.AsyncClient, session_id: str, start: int) -> list[dict[str, Any]]:
+    """The session's events from `start` up to a turn boundary or the end of the response."""
+    events: list[dict[str, Any]] = []
+    path = f"{API}/session/{session_id}/stream"
+    async with client.stream("GET", path, params={"startIndex": start}) as response:
+        if response.status_code != 200:
+            await response.aread()
+            raise TurnError(f"GET {path}: {response.status_code} {response.text[:300]}")
+        async for line in response.aiter_lines():
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            events.append(event)
+            if event.get("type") in ("turn.waiting", "session.waiting"):
+                break
+    return events
+
+
+async def _park(client: httpx.AsyncClient) -> tuple[str, str]:
+    """Create a session whose turn parks on the picker; (session id, request id)."""
+    accepted = await _post(client, f"{API}/session", {"message": MESSAGE})
+    session_id = accepted["sessionId"]
+    events = await _stream(client, session_id, accepted["startIndex"])
+    types = [event.get("type") for event in events]
+    asked = [event for event in events if event.get("type") == "input.requested"]
+    if len(asked) != 1 or not any(t in ("turn.waiting", "session.waiting") for t in types):
+        raise TurnError(f"session {session_id} did not park on one question: {types}")
+    requests = asked[0].get("data", {}).get("requests") or [{}]
+    request_id = requests[0].get("requestId")
+    if len(requests) != 1 or not isinstance(request_id, str):
+        raise TurnError(f"session {session_id}: unexpected input.requested {asked[0]!r}")
+    return session_id, request_id
+
+
+async def _answer(client: httpx.AsyncClient, session_id: str, request_id: str, wire: Wire) -> float:
+    """Answer the picker and follow the turn to its end; the time until the `202`, in ms."""
+    started = time.perf_counter()
+    body = {"inputResponses": [{"requestId": request_id, "value": ANSWER}]}
+    accepted = await _post(client, f"{API}/session/{session_id}", body)
+    post_ms = (time.perf_counter() - started) * 1000
+    events = await _stream(client, session_id, accepted["startIndex"])
+    types = [event.get("type") for event in events]
+    completed = [event for event in events if event.get("type") == "turn.completed"]
+    if not completed or completed[-1].get("data", {}).get("status", "completed") != "completed":
+        raise TurnError(f"session {session_id}: the answered turn did not complete: {types}")
+    messages = [event.get("data", {}) for event in events if event.get("type") == "message.completed"]
+    text = messages[-1].get("message" if wire == "new" else "text") if messages else None
+    if text != EXPECTED:
+        raise TurnError(f"session {session_id}: the turn ended with {text!r}, not {EXPECTED!r}: {types}")
+    return post_ms
+
+
+# --- rounds ------------------------------------------------------------------------------------
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -82,6 +319,16 @@ def _percentile(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU time a process used so far, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _memory_mib(pid: int) -> tuple[float, float]:
@@ -94,47 +341,16 @@ def _memory_mib(pid: int) -> tuple[float, float]:
     return fields["VmRSS"], fields["VmHWM"]
 
 
-async def _start_server(store: Path) -> tuple[Process, str]:
-    env = {**os.environ, "EVE_API_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "eve_py", "serve", str(APP), "--model", "mock", "--port", "0"]
-    process = await anyio.open_process(
-        [*command, "--store", str(store), "--log-level", "warning"], cwd=REPO, env=env, stderr=None
-    )
-    assert process.stdout is not None
-    seen = ""
-    with anyio.fail_after(60):
-        async for chunk in TextReceiveStream(process.stdout):
-            seen += chunk
-            for line in seen.splitlines():
-                if line.startswith("listening on "):
-                    return process, line.split()[2].rstrip("/")
-    raise RuntimeError(f"eve-py serve did not start: {seen!r}")
-
-
-async def run(sessions: int, rounds: int) -> list[Result]:
-    """Start the server, run the rounds, stop the server."""
-    with tempfile.TemporaryDirectory(prefix="eve-server-load-") as folder:
-        process, url = await _start_server(Path(folder) / "sessions.db")
-        try:
-            await _warm_up(url)
-            return [await _round(process, url, sessions, number) for number in range(1, rounds + 1)]
-        finally:
-            process.terminate()
-            with anyio.fail_after(30):
-                await process.wait()
-            await process.aclose()
-
-
-async def _warm_up(url: str) -> None:
+async def _warm_up(url: str, wire: Wire) -> None:
     """A few sessions one at a time: imports, validators, the database file."""
-    async with Client(url, token=TOKEN, timeout_s=60.0) as client:
+    async with _client(url) as client:
         for _ in range(5):
-            warm = await client.result(await client.create_session(MESSAGE), timeout_s=30)
-            request_id = warm.input_requests[0].request_id
-            await client.result(await client.respond(warm.session_id, [{"requestId": request_id, "value": ANSWER}]))
+            with anyio.fail_after(TIMEOUT_S):
+                session_id, request_id = await _park(client)
+                await _answer(client, session_id, request_id, wire)
 
 
-async def _round(process: Process, url: str, sessions: int, number: int) -> Result:
+async def _round(side: Side, process: Process, url: str, sessions: int, number: int) -> Result:
     """N sessions park at once, then all N are answered at once."""
     errors: list[str] = []
     requests = 0
@@ -146,47 +362,41 @@ async def _round(process: Process, url: str, sessions: int, number: int) -> Resu
 
     # One client (and connection pool) per session, like N independent frontends: httpx's pool
     # scans all its connections for every request, which would make one shared pool the bottleneck.
-    clients = [Client(url, token=TOKEN, timeout_s=60.0) for _ in range(sessions)]
+    clients = [_client(url) for _ in range(sessions)]
     try:
 
         async def park(index: int) -> None:
             nonlocal requests
-            client = clients[index]
             started = time.perf_counter()
             try:
-                accepted = await client.create_session(MESSAGE)
-                result = await client.result(accepted, timeout_s=120)
+                with anyio.fail_after(TIMEOUT_S):
+                    parked[index] = await _park(clients[index])
                 requests += 2
-                if result.status != "waiting" or len(result.input_requests) != 1:
-                    errors.append(f"session {index}: parked as {result.status} with {result.input_requests}")
-                    return
-                parked[index] = (accepted.session_id, result.input_requests[0].request_id)
                 park_ms.append((time.perf_counter() - started) * 1000)
             except Exception as exc:
-                errors.append(f"session {index} (park): {type(exc).__name__}: {exc}")
+                errors.append(f"{side.name} session {index} (park): {type(exc).__name__}: {exc}")
 
         async def answer(index: int) -> None:
             nonlocal requests
             session_id, request_id = parked[index]
-            client = clients[index]
             started = time.perf_counter()
             try:
-                accepted = await client.respond(session_id, [{"requestId": request_id, "value": ANSWER}])
-                post_ms.append((time.perf_counter() - started) * 1000)
-                result = await client.result(accepted, timeout_s=120)
+                with anyio.fail_after(TIMEOUT_S):
+                    post_ms.append(await _answer(clients[index], session_id, request_id, side.wire))
                 requests += 2
                 complete_ms.append((time.perf_counter() - started) * 1000)
-                if result.status != "completed" or result.message != EXPECTED:
-                    errors.append(f"session {index}: ended {result.status} with {result.message!r}")
             except Exception as exc:
-                errors.append(f"session {index} (answer): {type(exc).__name__}: {exc}")
+                errors.append(f"{side.name} session {index} (answer): {type(exc).__name__}: {exc}")
 
+        cpu_before = _cpu_s(process.pid)
+        driver_before = time.process_time()
         begin = time.perf_counter()
         async with anyio.create_task_group() as group:
             for index in range(sessions):
                 group.start_soon(park, index)
         park_s = time.perf_counter() - begin
         rss_parked, _ = _memory_mib(process.pid)
+        cpu_parked = _cpu_s(process.pid)
 
         middle = time.perf_counter()
         async with anyio.create_task_group() as group:
@@ -195,6 +405,8 @@ async def _round(process: Process, url: str, sessions: int, number: int) -> Resu
         answer_s = time.perf_counter() - middle
         total_s = time.perf_counter() - begin
         rss_after, hwm = _memory_mib(process.pid)
+        cpu_after = _cpu_s(process.pid)
+        driver_s = time.process_time() - driver_before
     finally:
         for each in clients:
             await each.aclose()
@@ -202,6 +414,7 @@ async def _round(process: Process, url: str, sessions: int, number: int) -> Resu
     for error in errors[:20]:
         print(f"error: {error}", file=sys.stderr)
     return Result(
+        side=side.name,
         round=number,
         sessions=sessions,
         requests=requests,
@@ -210,46 +423,155 @@ async def _round(process: Process, url: str, sessions: int, number: int) -> Resu
         requests_per_s=round(requests / total_s, 1),
         park_s=round(park_s, 3),
         answer_s=round(answer_s, 3),
-        answer_post_p50_ms=round(statistics.median(post_ms), 2) if post_ms else float("nan"),
+        answer_post_p50_ms=round(_median(post_ms), 2),
         answer_post_p99_ms=round(_percentile(post_ms, 0.99), 2),
         answer_post_max_ms=round(max(post_ms), 2) if post_ms else float("nan"),
-        park_p50_ms=round(statistics.median(park_ms), 2) if park_ms else float("nan"),
+        park_p50_ms=round(_median(park_ms), 2),
         park_p99_ms=round(_percentile(park_ms, 0.99), 2),
-        complete_p50_ms=round(statistics.median(complete_ms), 2) if complete_ms else float("nan"),
+        complete_p50_ms=round(_median(complete_ms), 2),
         complete_p99_ms=round(_percentile(complete_ms, 0.99), 2),
         server_rss_before_mib=round(rss_before, 1),
         server_rss_parked_mib=round(rss_parked, 1),
         server_rss_after_mib=round(rss_after, 1),
         server_hwm_mib=round(hwm, 1),
+        server_cpu_park_s=round(cpu_parked - cpu_before, 2),
+        server_cpu_answer_s=round(cpu_after - cpu_parked, 2),
+        driver_cpu_s=round(driver_s, 2),
     )
+
+
+async def run(sides: list[Side], sessions: int, rounds: int) -> tuple[list[Side], list[Result]]:
+    """Start one server per side, warm them up, run the rounds alternating sides, stop the servers."""
+    started: list[tuple[Side, Process, str]] = []
+    with tempfile.TemporaryDirectory(prefix="eve-server-load-") as folder:
+        try:
+            for side in sides:
+                eve_py = _imported_from(side)
+                process, url = await _start_server(side, Path(folder) / f"{side.name}.db")
+                started.append((side, process, url))  # stopped below whatever happens next
+                side = replace(side, eve_py=eve_py, wire=await _wire(url, side))
+                started[-1] = (side, process, url)
+                print(_describe(side, process.pid), file=sys.stderr)
+            for side, _, url in started:
+                await _warm_up(url, side.wire)
+            results = [
+                await _round(side, process, url, sessions, number)
+                for number in range(1, rounds + 1)
+                for side, process, url in started
+            ]
+            return [side for side, _, _ in started], results
+        finally:
+            for _, process, _ in started:
+                await _stop_server(process)
+
+
+# --- output ------------------------------------------------------------------------------------
+
+
+def _describe(side: Side, pid: int) -> str:
+    dirty = " + uncommitted changes" if side.dirty else ""
+    health = '{ok, status: "ok", agent}' if side.wire == "old" else '{ok, status: "ready", workflowId}'
+    return (
+        f"{side.name}: {side.ref} ({side.commit[:10]}{dirty}), pid {pid}, eve_py from {side.eve_py}, "
+        f"{side.wire} wire (/health {health})"
+    )
+
+
+def _ratio(current: float, baseline: float) -> float:
+    return round(current / baseline, 3) if baseline else float("nan")
+
+
+def ratios(results: list[Result]) -> dict[str, dict[str, float]]:
+    """current / baseline for each of `RATIOS`: per round (`"1"`, `"2"`, ...) and over all rounds (`"all"`)."""
+    by_side: dict[str, list[Result]] = {}
+    for result in results:
+        by_side.setdefault(result.side, []).append(result)
+    current, baseline = by_side.get("current", []), by_side.get("baseline", [])
+    out: dict[str, dict[str, float]] = {}
+    for _, field, _ in RATIOS:
+        pairs = zip(current, baseline, strict=True)
+        row = {str(c.round): _ratio(getattr(c, field), getattr(b, field)) for c, b in pairs}
+        if field == "requests_per_s":  # over all rounds: all requests / all time
+            mine = sum(r.requests for r in current) / sum(r.total_s for r in current)
+            theirs = sum(r.requests for r in baseline) / sum(r.total_s for r in baseline)
+        else:  # the mean of the rounds' figures
+            mine = statistics.fmean(getattr(r, field) for r in current)
+            theirs = statistics.fmean(getattr(r, field) for r in baseline)
+        row["all"] = _ratio(mine, theirs)
+        out[field] = row
+    return out
+
+
+def _print_result(r: Result) -> None:
+    print(f"{r.side} round {r.round}: {r.sessions} concurrent sessions, {r.requests} HTTP requests, {r.total_s:.2f} s")
+    print(f"  requests/s: {r.requests_per_s:.1f}  (park phase {r.park_s:.2f} s, answer phase {r.answer_s:.2f} s)")
+    print(
+        f"  POST inputResponses latency: p50 {r.answer_post_p50_ms:.1f} ms, "
+        f"p99 {r.answer_post_p99_ms:.1f} ms, max {r.answer_post_max_ms:.1f} ms"
+    )
+    print(f"  create + stream until parked: p50 {r.park_p50_ms:.1f} ms, p99 {r.park_p99_ms:.1f} ms")
+    print(f"  answer + stream until completed: p50 {r.complete_p50_ms:.1f} ms, p99 {r.complete_p99_ms:.1f} ms")
+    print(
+        f"  server RSS: {r.server_rss_before_mib:.1f} MiB before, {r.server_rss_parked_mib:.1f} MiB with all "
+        f"parked, {r.server_rss_after_mib:.1f} MiB after (peak {r.server_hwm_mib:.1f} MiB)"
+    )
+    print(
+        f"  server CPU time: park phase {r.server_cpu_park_s:.2f} s, answer phase {r.server_cpu_answer_s:.2f} s "
+        f"(load generator: {r.driver_cpu_s:.2f} s)"
+    )
+    print(f"  errors: {r.errors}")
+
+
+def _print_ratios(table: dict[str, dict[str, float]], rounds: int) -> None:
+    columns = [*(f"round {n}" for n in range(1, rounds + 1)), "all"]
+    width = max(len(label) for label, _, _ in RATIOS) + 2
+    print("current / baseline" + " " * (width - 18) + "".join(f"{c:>10}" for c in columns))
+    for label, field, higher in RATIOS:
+        row = table[field]
+        cells = "".join(f"{row.get(key, float('nan')):>10.3f}" for key in [*map(str, range(1, rounds + 1)), "all"])
+        print(f"{label:<{width}}{cells}   ({'higher' if higher else 'lower'} is better)")
 
 
 def main() -> int:
     """Parse arguments, run, print; exit 1 if any request failed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sessions", type=int, default=200, help="concurrent sessions (default 200)")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of N sessions, one after another (default 2)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of N sessions per side (default 2)")
+    parser.add_argument(
+        "--baseline", default=DEFAULT_BASELINE, metavar="REF", help=f"the commit to compare with ({DEFAULT_BASELINE})"
+    )
+    parser.add_argument("--no-baseline", action="store_true", help="measure the current code only")
+    parser.add_argument(
+        "--current", metavar="REF", help="measure this commit (in a temporary worktree) instead of the working tree"
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
-    results = anyio.run(run, args.sessions, args.rounds)
+
+    sides: list[Side] = []
+    with ExitStack() as stack:  # the worktrees go whatever happens
+        try:
+            if not args.no_baseline:
+                sides.append(stack.enter_context(_worktree("baseline", args.baseline)))
+            sides.append(stack.enter_context(_worktree("current", args.current)) if args.current else _working_tree())
+        except subprocess.CalledProcessError as exc:
+            print(f"{' '.join(exc.cmd)}: {exc.stderr.strip()}", file=sys.stderr)
+            return 2
+        sides, results = anyio.run(run, sides, args.sessions, args.rounds)
+    table = None if args.no_baseline else ratios(results)
+    failed = 1 if any(result.errors for result in results) else 0
     if args.json:
-        print(json.dumps([asdict(result) for result in results], indent=2))
-        return 1 if any(result.errors for result in results) else 0
-    for r in results:
-        print(f"round {r.round}: {r.sessions} concurrent sessions, {r.requests} HTTP requests in {r.total_s:.2f} s")
-        print(f"  requests/s: {r.requests_per_s:.1f}  (park phase {r.park_s:.2f} s, answer phase {r.answer_s:.2f} s)")
-        print(
-            f"  POST inputResponses latency: p50 {r.answer_post_p50_ms:.1f} ms, "
-            f"p99 {r.answer_post_p99_ms:.1f} ms, max {r.answer_post_max_ms:.1f} ms"
-        )
-        print(f"  create + stream until parked: p50 {r.park_p50_ms:.1f} ms, p99 {r.park_p99_ms:.1f} ms")
-        print(f"  answer + stream until completed: p50 {r.complete_p50_ms:.1f} ms, p99 {r.complete_p99_ms:.1f} ms")
-        print(
-            f"  server RSS: {r.server_rss_before_mib:.1f} MiB before, {r.server_rss_parked_mib:.1f} MiB with all "
-            f"parked, {r.server_rss_after_mib:.1f} MiB after (peak {r.server_hwm_mib:.1f} MiB)"
-        )
-        print(f"  errors: {r.errors}")
-    return 1 if any(result.errors for result in results) else 0
+        document = {"sides": [asdict(side) for side in sides], "results": [asdict(r) for r in results], "ratios": table}
+        print(json.dumps(document, indent=2, default=str))
+        return failed
+    for side in sides:
+        print(_describe(side, 0).replace(", pid 0", ""))
+    print()
+    for result in sorted(results, key=lambda r: (r.side != "baseline", r.round)):
+        _print_result(result)
+    if table is not None:
+        print()
+        _print_ratios(table, args.rounds)
+    return failed
 
 
 if __name__ == "__main__":
