@@ -12,6 +12,7 @@ non-loopback `--host` without a token is refused.
 from __future__ import annotations
 
 import argparse
+import gc
 import ipaddress
 import signal
 import socket
@@ -134,6 +135,9 @@ def serve(args: argparse.Namespace) -> int:
         # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again: that is
         # how this command ends, so either one exits 0 (SIGTERM is turned into the same path).
         previous = signal.signal(signal.SIGTERM, _interrupt)
+        # What is loaded by now (modules, the agent, its schemas) lives as long as the server:
+        # out of the collector's sight, every full collection has that much less to walk.
+        gc.freeze()
         try:
             uvicorn.Server(config).run(sockets=[sock])
         except KeyboardInterrupt:

@@ -327,8 +327,9 @@ def new_event(data: EventData, *, delivery_ids: list[str] | None = None) -> Even
     cls = _BY_PAYLOAD.get(type(data))
     if cls is None:
         raise TypeError(f"{type(data).__name__} is not an event payload")
-    meta = EventMeta(id=new_id("evt"), at=now_iso(), delivery_ids=delivery_ids)
-    event: Event = cls.model_validate({"data": data, "meta": meta})  # type: ignore[assignment]
+    meta = EventMeta.model_construct(id=new_id("evt"), at=now_iso(), delivery_ids=delivery_ids)
+    # Both parts are validated models already: constructing skips validating them again.
+    event: Event = cls.model_construct(data=data, meta=meta)  # type: ignore[assignment,call-arg]
     return event
 
 

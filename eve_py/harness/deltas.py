@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import anyio
+from anyio.abc import TaskGroup
 
 from eve_py.events import Event
 from eve_py.events.payloads import ActionInputAppendedData, MessageAppendedData
@@ -47,6 +48,8 @@ class DeltaWriter:
         self._tool_names: dict[str, str] = {}
         self._wake = anyio.Event()
         self._closed = False
+        self._group: TaskGroup | None = None
+        self._started = False
         self.record: SessionRecord | None = None
 
     async def on_delta(self, delta: ModelDelta) -> None:
@@ -57,6 +60,10 @@ class DeltaWriter:
         if delta.text:
             self._buffer.append(delta)
             self._wake.set()
+            if self._group is not None and not self._started:
+                # The writer task starts with the first delta: a model that does not stream costs none.
+                self._started = True
+                self._group.start_soon(self._run)
 
     @asynccontextmanager
     async def writing(self, record: SessionRecord) -> AsyncIterator[DeltaWriter]:
@@ -67,12 +74,13 @@ class DeltaWriter:
         self.record = record
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._run)
+                self._group = group
                 try:
                     yield self
                 finally:
                     self._closed = True
                     self._wake.set()
+                    self._group = None
         except BaseExceptionGroup as group:
             # The model's own error, not a group: the step fails with what the provider said.
             if len(group.exceptions) == 1:

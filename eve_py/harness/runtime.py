@@ -18,7 +18,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from importlib import metadata
 from typing import Any
 
 import anyio
@@ -502,10 +501,9 @@ def _active(record: SessionRecord) -> SessionRecord:
 
 def runtime_version() -> str:
     """What `session.started` names as the serving runtime (`eve-py/<version>`)."""
-    try:
-        return f"eve-py/{metadata.version('eve-py')}"
-    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
-        return "eve-py/unknown"
+    from eve_py import __version__  # the package imports this module: read it once it is loaded
+
+    return f"eve-py/{__version__}"
 
 
 def _context_text(context: str | Sequence[str] | Mapping[str, JsonValue] | None) -> str | None:
