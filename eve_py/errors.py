@@ -68,6 +68,7 @@ __all__ = (
     "SessionNotFoundError",
     "SessionNotWaitingError",
     "SessionStateError",
+    "StoreSchemaError",
     "ToolDefinitionError",
     "ToolError",
     "ToolResolutionError",
@@ -187,6 +188,10 @@ class SessionStateError(SessionError):
 
 class SessionNotWaitingError(SessionStateError):
     """`respond()` was called on a session that has no open input request."""
+
+
+class StoreSchemaError(SessionError):
+    """A store's file holds sessions in another schema version (written by another eve-py)."""
 
 
 class SessionEndedError(SessionStateError):

@@ -89,7 +89,7 @@ class InProcessSession:
     async def conversation(self) -> list[Message]:
         """The stored conversation (a parked step is not in it yet)."""
         await self._session.refresh()
-        return self._session.messages
+        return await self._session.messages()
 
 
 class InProcessBackend:

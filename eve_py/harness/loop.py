@@ -58,12 +58,19 @@ from eve_py.events.payloads import (
     TurnStartedData,
     TurnWaitingData,
 )
+from eve_py.harness.conversation import Conversation, ConversationCache
 from eve_py.harness.deltas import DeltaWriter
-from eve_py.harness.pairing import check_pairing
 from eve_py.harness.results import action_result, error_result, input_problem, step_messages, structured_result
 from eve_py.harness.stamp import stamp
 from eve_py.models.base import Model, ModelRequest
-from eve_py.models.messages import AssistantMessage, TextPart, ToolCallPart, ToolResultPart, UserMessage
+from eve_py.models.messages import (
+    AssistantMessage,
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    UserMessage,
+)
 from eve_py.parking import resolutions
 from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
 from eve_py.parking.batch import PendingStep, QuestionRef
@@ -89,6 +96,15 @@ class Committed:
     first_index: int
     """The log index of `events[0]`."""
     events: Sequence[Event]
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """What one commit writes: the record, the events, the messages appended to the conversation."""
+
+    record: SessionRecord
+    events: list[Event]
+    messages: Sequence[Message] = ()
 
 
 EventListener = Callable[[Committed], "Awaitable[None] | None"]
@@ -127,8 +143,11 @@ class TurnDriver:
         max_steps: int,
         listener: EventListener | None,
         lease_s: float,
+        conversations: ConversationCache | None = None,
     ) -> None:
         self._agent = agent
+        self._conversations = conversations if conversations is not None else ConversationCache(size=1)
+        self._conversation: Conversation | None = None
         self._lease_s = lease_s
         self.owner = new_id("wkr")
         self._model = model
@@ -139,21 +158,40 @@ class TurnDriver:
         self._message: str | None = None
         self._result: JsonValue | None = None
 
-    async def commit(self, record: SessionRecord, events: list[Event], *, release: bool = False) -> SessionRecord:
-        """Write `record` and `events` atomically, then tell the listener.
+    async def commit(
+        self,
+        record: SessionRecord,
+        events: list[Event],
+        *,
+        messages: Sequence[Message] = (),
+        release: bool = False,
+    ) -> SessionRecord:
+        """Write `record`, `events` and `messages` (appended to the conversation) atomically, then tell the listener.
 
         A `running` record carries this driver's lease, renewed by the write (unless `release`,
         which lets another worker take the turn over at once); any other record is freed.
         """
         running = record.status == "running" and not release
         lease = Lease(owner=self.owner, expires_at=time.time() + self._lease_s) if running else None
-        stored = await self._store.commit(record.model_copy(update={"updated_at": now_iso(), "lease": lease}), events)
+        updated = record.model_copy(update={"updated_at": now_iso(), "lease": lease})
+        stored = await self._store.commit(updated, events, messages)
+        conversation = self._conversation
+        if conversation is not None and conversation.end == record.message_count and messages:
+            conversation.append(messages)
+            self._conversations.remember(record.id, conversation)
         self.events += events
         await notify(self._listener, Committed(record.id, record.event_count, events))
         return stored
 
-    def start_turn(self, record: SessionRecord, sent: TurnInput) -> tuple[SessionRecord, list[Event]]:
-        """`record` with a new turn started by what a person `sent`, and its first events."""
+    async def conversation(self, record: SessionRecord) -> Conversation:
+        """The session's conversation as `record` has it (loaded once per driver, then kept up to date)."""
+        kept = self._conversation
+        if kept is None or kept.end != record.message_count or kept.start != record.history_start:
+            kept = self._conversation = await self._conversations.load(self._store, record)
+        return kept
+
+    def start_turn(self, record: SessionRecord, sent: TurnInput) -> Write:
+        """`record` with a new turn started by what a person `sent`, its first events and its message."""
         turn = TurnState(
             turn_id=new_id("turn"),
             sequence=record.next_sequence,
@@ -161,24 +199,15 @@ class TurnDriver:
             client_context=sent.client_context,
             output_schema=sent.output_schema,
         )
-        started = record.model_copy(
-            update={
-                "messages": [*record.messages, UserMessage(content=sent.text)],
-                "status": "running",
-                "turn": turn,
-                "queued": None,
-            }
-        )
+        started = record.model_copy(update={"status": "running", "turn": turn, "queued": None})
         received = MessageReceivedData(
             sequence=turn.sequence,
             turn_id=turn.turn_id,
             message=sent.text,
             parts=[ReceivedPart(text=part) for part in sent.parts],
         )
-        return started, [
-            stamp(turn, TurnStartedData(sequence=turn.sequence, turn_id=turn.turn_id)),
-            stamp(turn, received),
-        ]
+        events = [stamp(turn, TurnStartedData(sequence=turn.sequence, turn_id=turn.turn_id)), stamp(turn, received)]
+        return Write(started, events, [UserMessage(content=sent.text)])
 
     def result(self, record: SessionRecord, status: TurnStatus, error: str | None = None) -> TurnResult:
         """The `TurnResult` for the session as it now stands."""
@@ -257,8 +286,8 @@ class TurnDriver:
                     return self.result(record, "waiting")
                 continue
             if record.queued is not None:
-                started, events = self.start_turn(record, record.queued)
-                record = await self.commit(started, events)
+                started = self.start_turn(record, record.queued)
+                record = await self.commit(started.record, started.events, messages=started.messages)
                 continue
             assert record.turn is not None
             if record.turn.steps_since_input >= self._max_steps:
@@ -273,7 +302,7 @@ class TurnDriver:
             if outcome is not None:
                 return outcome
 
-    def _next_turn(self, record: SessionRecord, sent: TurnInput) -> tuple[SessionRecord, list[Event]]:
+    def _next_turn(self, record: SessionRecord, sent: TurnInput) -> Write:
         """End the settled turn (`turn.completed`, `session.waiting`) and start the one `sent` asks for."""
         ended: list[Event] = []
         turn = record.turn
@@ -281,11 +310,18 @@ class TurnDriver:
             ended.append(stamp(turn, TurnCompletedData(sequence=turn.sequence, turn_id=turn.turn_id)))
             ended.append(stamp(turn, SessionWaitingData()))
             record = record.model_copy(update={"turn": turn.model_copy(update={"status": "completed"})})
-        started, events = self.start_turn(record, sent)
-        return started, ended + events
+        started = self.start_turn(record, sent)
+        return Write(started.record, ended + started.events, started.messages)
 
     async def _fail(
-        self, record: SessionRecord, events: list[Event], step_index: int | None, code: str, message: str
+        self,
+        record: SessionRecord,
+        events: list[Event],
+        step_index: int | None,
+        code: str,
+        message: str,
+        *,
+        messages: Sequence[Message] = (),
     ) -> TurnResult:
         """Fail the turn: `step.failed` (when a step failed), `turn.failed`, `session.waiting`."""
         turn = record.turn
@@ -300,7 +336,8 @@ class TurnDriver:
         )
         events.append(stamp(turn, SessionWaitingData()))
         turn = turn.model_copy(update={"status": "failed", "error": message})
-        record = await self.commit(record.model_copy(update={"status": "idle", "turn": turn}), events)
+        ended = record.model_copy(update={"status": "idle", "turn": turn})
+        record = await self.commit(ended, events, messages=messages)
         return self.result(record, "failed", message)
 
     def _instructions(self, turn: TurnState) -> str | None:
@@ -323,15 +360,16 @@ class TurnDriver:
         # Kept in front of the step's other events; with a delta writer, stored with the first delta
         # so that a stream shows the step (and its text as it arrives) while the model works.
         events: list[Event] = [stamp(turn, StepStartedData(**coords, model_id=self._model.name))]
+        conversation = await self.conversation(record)
         try:
-            check_pairing(record.messages)
+            conversation.check()
         except PairingError as exc:
             await self._fail(record, events, step_index, "PAIRING", str(exc))
             raise
         writer = DeltaWriter(self, turn, step_index, lead=events) if self._listener is not None else None
         request = ModelRequest(
             instructions=self._instructions(turn),
-            messages=record.messages,
+            messages=list(conversation.messages),
             tools=[tool.spec for tool in self._agent.tools.values()],
             on_delta=writer.on_delta if writer is not None else None,
         )
@@ -349,7 +387,7 @@ class TurnDriver:
 
         # Some compatible servers reuse ids (`call_0` every step); a repeated id would make every
         # later request unpairable, so it gets a suffix, unique in the conversation.
-        used = {c.tool_call_id for m in record.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+        used = conversation.used_call_ids()
         ids = []
         for call in response.tool_calls:
             call_id, suffix = call.id, 1
@@ -388,9 +426,7 @@ class TurnDriver:
         if pending.requests:
             record = await self._park(record, pending, events)
             return record, self.result(record, "waiting")
-        record = await self.commit(
-            record.model_copy(update={"messages": [*record.messages, *step_messages(pending)]}), events
-        )
+        record = await self.commit(record, events, messages=step_messages(pending))
         return record, None
 
     async def _complete(
@@ -405,14 +441,12 @@ class TurnDriver:
         coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": step_index}
         events.append(stamp(turn, StepCompletedData(**coords, finish_reason="stop")))
         # Providers reject empty (or blank) assistant text, so a blank response adds nothing.
-        record = record.model_copy(
-            update={"messages": [*record.messages, assistant] if assistant is not None else record.messages}
-        )
+        messages = [assistant] if assistant is not None else []
         if turn.output_schema is not None:
             result, problem = structured_result(assistant.text if assistant is not None else "", turn.output_schema)
             if problem is not None:
                 record = record.model_copy(update={"turn": turn})
-                return record, await self._fail(record, events, None, "OUTPUT_INVALID", problem)
+                return record, await self._fail(record, events, None, "OUTPUT_INVALID", problem, messages=messages)
             self._result = result
             events.append(stamp(turn, ResultCompletedData(**coords, result=result)))
         events.append(stamp(turn, TurnCompletedData(sequence=turn.sequence, turn_id=turn.turn_id)))
@@ -420,6 +454,7 @@ class TurnDriver:
         record = await self.commit(
             record.model_copy(update={"status": "idle", "turn": turn.model_copy(update={"status": "completed"})}),
             events,
+            messages=messages,
         )
         return record, self.result(record, "completed")
 
@@ -467,13 +502,12 @@ class TurnDriver:
             stamp(turn, SessionWaitingData()),
         ]
         update = {
-            "messages": [*record.messages, *step_messages(settled)],
             "pending": None,
             "queued": None,
             "status": "idle",
             "turn": turn.model_copy(update={"status": "failed", "error": "The turn was cancelled."}),
         }
-        return await self.commit(record.model_copy(update=update), events)
+        return await self.commit(record.model_copy(update=update), events, messages=step_messages(settled))
 
     async def _run_calls(
         self,
@@ -629,7 +663,7 @@ class TurnDriver:
         record: SessionRecord,
         *,
         dismiss: bool = False,
-        then: Callable[[SessionRecord], tuple[SessionRecord, list[Event]]] | None = None,
+        then: Callable[[SessionRecord], Write] | None = None,
     ) -> SessionRecord:
         """Give every parked call of a settled batch its one result and append the step.
 
@@ -641,7 +675,7 @@ class TurnDriver:
         Args:
             record: The session, its pending batch marked `resolving` (as stored).
             dismiss: Settle every open request as unanswered, asking nothing further.
-            then: Called with the settled record; its record and events join the commit.
+            then: Called with the settled record; its record, events and messages join the commit.
         """
         pending = record.pending
         turn = record.turn
@@ -750,15 +784,16 @@ class TurnDriver:
             )
             return await self._park(record.model_copy(update=update), again, events)
         settled = pending.model_copy(update={"results": results})
-        update |= {"messages": [*record.messages, *step_messages(settled)], "pending": None}
+        messages: list[Message] = [*step_messages(settled)]
+        update["pending"] = None
         if pending.answers and record.turn is not None:
             # A person answered: the model gets a fresh step budget to act on it.
             update["turn"] = record.turn.model_copy(update={"steps_since_input": 0})
         record = record.model_copy(update=update)
         if then is not None:
-            record, more = then(record)
-            events += more
-        return await self.commit(record, events)
+            more = then(record)
+            record, events, messages = more.record, events + more.events, messages + list(more.messages)
+        return await self.commit(record, events, messages=messages)
 
 
 CANCELLED_CALL_RESULT = "The turn was cancelled before this call finished."

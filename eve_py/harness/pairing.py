@@ -17,18 +17,25 @@ from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 __all__ = ("check_pairing",)
 
 
-def check_pairing(messages: Sequence[Message]) -> None:
+def check_pairing(messages: Sequence[Message], *, start: int = 0, seen: set[str] | None = None) -> None:
     """Check the conversation the way the strictest provider does.
 
     Rules: each assistant message's tool calls are answered by the very next message, a tool
     message holding exactly one result per call and nothing else; a tool message only ever
     follows an assistant message with calls; call ids are unique in the conversation.
 
+    Args:
+        messages: The conversation.
+        start: Check from this index on: `messages[:start]` passed an earlier check, and ended
+            where a model request may be sent (no call left without its result).
+        seen: The call ids of `messages[:start]`; the ids of the rest are added to it.
+
     Raises:
         PairingError: A rule is broken; `.call_ids` names the calls involved.
     """
-    seen: set[str] = set()
-    for index, message in enumerate(messages):
+    seen = set() if seen is None else seen
+    for index in range(start, len(messages)):
+        message = messages[index]
         if isinstance(message, AssistantMessage):
             ids = [call.tool_call_id for call in message.tool_calls]
             repeated = sorted({i for i in ids if i in seen} | {i for i, n in Counter(ids).items() if n > 1})

@@ -46,6 +46,7 @@ from eve_py.events.payloads import (
     SessionWaitingData,
     TurnWaitingData,
 )
+from eve_py.harness.conversation import ConversationCache
 from eve_py.harness.loop import Committed, EventListener, TurnDriver, TurnResult, notify
 from eve_py.harness.stamp import stamp
 from eve_py.models.base import Model
@@ -100,6 +101,8 @@ class Runtime:
         self.on_event = on_event
         self.lease_s = lease_s
         self._active: dict[str, anyio.CancelScope] = {}
+        self.conversations = ConversationCache()
+        """Recent sessions' conversations, so a resumed session reads only what its log gained."""
 
     @property
     def model(self) -> Model:
@@ -151,6 +154,7 @@ class Runtime:
             max_steps=self.max_steps,
             listener=self.on_event,
             lease_s=self.lease_s,
+            conversations=self.conversations,
         )
 
 
@@ -176,10 +180,11 @@ class Session:
         """The stored record as this handle last saw it."""
         return self._record
 
-    @property
-    def messages(self) -> list[Message]:
-        """The conversation as this handle last saw it (a parked step is not in it yet)."""
-        return list(self._record.messages)
+    async def messages(self) -> list[Message]:
+        """The conversation as stored now (a parked step is not in it yet; a cleared history is not either)."""
+        self._record = await self._runtime.store.load(self.id)
+        conversation = await self._runtime.conversations.load(self._runtime.store, self._record)
+        return conversation.messages
 
     @property
     def input_requests(self) -> list[InputRequest]:
@@ -267,8 +272,8 @@ class Session:
             )
             record = await driver.commit(claimed, [stamp(record.turn, dismissed)])
         else:
-            started, events = driver.start_turn(record, sent)
-            record = await driver.commit(started, events)
+            started = driver.start_turn(record, sent)
+            record = await driver.commit(started.record, started.events, messages=started.messages)
         return await self._finish(driver, record)
 
     async def respond(
@@ -304,11 +309,16 @@ class Session:
         if not checked_input:
             raise InputResponseError("respond() needs at least one input response", request_id="")
         running_hint = " (a turn is running, or its worker died: call resume())" if record.status == "running" else ""
+        parked = {r.request_id for r in pending.requests} if pending is not None else set()
         for response in checked_input:
             earlier = pending is not None and (
                 response.request_id in pending.answers or response.request_id in pending.answered
             )
-            if earlier or _answered_in_history(record, response.request_id):
+            # Only an id the batch does not hold sends us to the history (a refusal's path, so the
+            # answer's path never reads the conversation).
+            if not earlier and response.request_id not in parked:
+                earlier = _answered_in((await driver.conversation(record)).messages, response.request_id)
+            if earlier:
                 # Its call has its one result: answered, or settled without an answer (dismissed
                 # by a message, cancelled with its turn).
                 raise RequestAlreadyAnsweredError(
@@ -393,7 +403,8 @@ class Session:
         turn = record.turn
         if turn is not None and turn.status == "failed":
             return driver.result(record, "failed", turn.error)
-        return replace(driver.result(record, "completed"), message=_last_assistant_text(record.messages))
+        conversation = await driver.conversation(record)
+        return replace(driver.result(record, "completed"), message=_last_assistant_text(conversation.messages))
 
     async def cancel(self) -> bool:
         """Cancel this session's turn: a running one in this process, or a parked one.
@@ -444,7 +455,8 @@ class Session:
             new_event(ContextClearedData(sequence=sequence, turn_id=turn_id, session_id=self.id)),
             new_event(SessionWaitingData()),
         ]
-        self._record = await self._runtime._driver().commit(record.model_copy(update={"messages": []}), events)
+        cleared = record.model_copy(update={"history_start": record.message_count})
+        self._record = await self._runtime._driver().commit(cleared, events)
 
     async def reset(self) -> bool:
         """Retire the session for good (eve's `reset`): `session.completed`; later sends are refused.
@@ -530,11 +542,11 @@ def _as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:
         ) from exc
 
 
-def _answered_in_history(record: SessionRecord, request_id: str) -> bool:
-    """Whether a tool result for this call id is already in the conversation."""
+def _answered_in(messages: Sequence[Message], request_id: str) -> bool:
+    """Whether a tool result for this call id is in the conversation."""
     return any(
         isinstance(message, ToolMessage) and any(part.tool_call_id == request_id for part in message.content)
-        for message in record.messages
+        for message in messages
     )
 
 

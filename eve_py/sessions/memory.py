@@ -1,41 +1,53 @@
-"""`MemorySessionStore`: the `SessionStore` for tests and notebooks; lost when the process ends."""
+"""`MemorySessionStore`: the `SessionStore` for tests and notebooks; lost when the process ends.
+
+It keeps the same shape as the SQLite store: a small record per session (frozen, replaced on
+every write) and two append-only lists of frozen messages and events. A write never copies the
+history.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from eve_py.errors import SessionConflictError, SessionNotFoundError
-from eve_py.events import Event, dump_event, load_event
+from eve_py.events import Event
+from eve_py.models.messages import Message
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("MemorySessionStore",)
 
+_T = TypeVar("_T")
+
 
 class MemorySessionStore:
-    """Keeps sessions as serialized JSON in a dict, so callers never share mutable state with it."""
+    """Keeps sessions in dicts of frozen models; every write is a compare-and-set on the version."""
 
     def __init__(self) -> None:
-        self._records: dict[str, str] = {}
-        self._events: dict[str, list[str]] = {}
+        self._records: dict[str, SessionRecord] = {}
+        self._events: dict[str, list[Event]] = {}
+        self._messages: dict[str, list[Message]] = {}
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
         if record.id in self._records:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")
-        stored = record.model_copy(update={"version": 1, "event_count": len(events)})
-        self._records[record.id] = stored.model_dump_json(by_alias=True)
-        self._events[record.id] = [dump_event(event) for event in events]
+        stored = record.model_copy(update={"version": 1, "event_count": len(events), "message_count": 0})
+        self._records[record.id] = stored
+        self._events[record.id] = list(events)
+        self._messages[record.id] = []
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
         """See `SessionStore.load`."""
         try:
-            raw = self._records[session_id]
+            return self._records[session_id]
         except KeyError:
             raise SessionNotFoundError(session_id) from None
-        return SessionRecord.model_validate_json(raw)
 
-    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+    ) -> SessionRecord:
         """See `SessionStore.commit`. Atomic because nothing here awaits between check and write."""
         current = await self.load(record.id)
         if current.version != record.version:
@@ -44,19 +56,31 @@ class MemorySessionStore:
                 f"this write was based on {record.version}); nothing was written."
             )
         stored = record.model_copy(
-            update={"version": record.version + 1, "event_count": record.event_count + len(events)}
+            update={
+                "version": record.version + 1,
+                "event_count": record.event_count + len(events),
+                "message_count": record.message_count + len(messages),
+            }
         )
-        self._records[record.id] = stored.model_dump_json(by_alias=True)
-        self._events[record.id].extend(dump_event(event) for event in events)
+        self._records[record.id] = stored
+        self._events[record.id] += events
+        self._messages[record.id] += messages
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """See `SessionStore.read_events`."""
-        if session_id not in self._events:
-            raise SessionNotFoundError(session_id)
-        # Indices, not Python slicing: a negative start or stop means 0, as in the SQLite store.
-        window = self._events[session_id][max(start, 0) : None if stop is None else max(stop, 0)]
-        return [load_event(raw) for raw in window]
+        return _window(self._events, session_id, start, stop)
+
+    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
+        """See `SessionStore.read_messages`."""
+        return _window(self._messages, session_id, start, stop)
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+def _window(logs: dict[str, list[_T]], session_id: str, start: int, stop: int | None) -> list[_T]:
+    """Indices, not Python slicing: a negative start or stop means 0, as in the SQLite store."""
+    if session_id not in logs:
+        raise SessionNotFoundError(session_id)
+    return logs[session_id][max(start, 0) : None if stop is None else max(stop, 0)]

@@ -1,7 +1,9 @@
-"""`SessionRecord`: everything a session is, as one JSON document a store keeps.
+"""`SessionRecord`: the mutable part of a session, a small JSON document a store keeps.
 
-Nothing about a session lives only in process memory: a parked session is this record plus
-its event log, so any process on the same store can resume it.
+A session is this record plus two append-only logs the store keeps beside it: its messages
+(the conversation) and its events. The record's size does not grow with the conversation: it
+holds the status, the current turn, the parked step, the lease and the logs' lengths. Nothing
+about a session lives only in process memory, so any process on the same store can resume it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from pydantic import Field
 
 from eve_py._json import JsonSchema
 from eve_py._wire import WireModel
-from eve_py.models.messages import Message
 from eve_py.parking.batch import PendingStep
 
 __all__ = ("Lease", "SessionRecord", "SessionStatus", "TurnInput", "TurnState")
@@ -74,16 +75,19 @@ class Lease(WireModel):
 class SessionRecord(WireModel):
     """A session's durable state."""
 
-    schema_version: Literal[2] = 2
-    """2 since events follow eve 0.80.1 (a store written by eve-py 0.1 is not read)."""
+    schema_version: Literal[3] = 3
+    """3 since the conversation is an append-only log beside the record (stores of earlier
+    versions are not read)."""
     id: str
     version: int = 0
     """Bumped by every write; a write based on an older version is refused (optimistic locking)."""
     status: SessionStatus = "idle"
     created_at: str
     updated_at: str
-    messages: list[Message] = Field(default_factory=list)
-    """The conversation; always correctly paired (a parked step's messages live in `pending`)."""
+    message_count: int = 0
+    """How many messages the conversation log holds; the next message's index."""
+    history_start: int = 0
+    """The index of the conversation's first message: `clear` moves it past the history."""
     turn: TurnState | None = None
     pending: PendingStep | None = None
     """The parked step, while there is one."""

@@ -1,10 +1,16 @@
-"""`SQLiteSessionStore`: sessions and event logs in one SQLite file (stdlib `sqlite3`).
+"""`SQLiteSessionStore`: sessions, their conversations and event logs in one SQLite file (stdlib `sqlite3`).
 
-The database runs in WAL mode so readers never block the writer, and every write is one
-`BEGIN IMMEDIATE` transaction that compares the record's version before replacing it. Several
-processes may share the file; the loser of a race gets `SessionConflictError`. Every call
+Three tables: `sessions` (the small mutable record of each session, keyed by an integer row id
+as well as its text id), `messages` and `events` (append-only logs keyed by that row id and an
+index; `WITHOUT ROWID`, so a log entry costs its key and its JSON). The database runs in WAL mode
+so readers never block the writer, and every write is one `BEGIN IMMEDIATE` transaction that
+compares the record's version before replacing it and appends that write's messages and events.
+Several processes may share the file; the loser of a race gets `SessionConflictError`. Every call
 runs in a worker thread, never on the event loop (`await SQLiteSessionStore.open(path)` opens
 the file there too; the constructor opens it on the caller's thread).
+
+The schema's version is the database's `user_version` (3). A file written by an earlier eve-py
+is refused with `StoreSchemaError` rather than read wrongly.
 """
 
 from __future__ import annotations
@@ -17,31 +23,45 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 import anyio.to_thread
+from pydantic import TypeAdapter
 
-from eve_py.errors import SessionConflictError, SessionNotFoundError
+from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError
 from eve_py.events import Event, dump_event, load_event
+from eve_py.models.messages import Message
 from eve_py.sessions.record import SessionRecord
 
-__all__ = ("SQLiteSessionStore",)
+__all__ = ("SCHEMA_VERSION", "SQLiteSessionStore")
 
 _T = TypeVar("_T")
 
-_SCHEMA = """
+SCHEMA_VERSION = 3
+"""The database's `user_version` this store writes and reads."""
+
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
     version INTEGER NOT NULL,
     status TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     record TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS events (
-    session_id TEXT NOT NULL REFERENCES sessions(id),
+CREATE TABLE IF NOT EXISTS messages (
+    session INTEGER NOT NULL,
     idx INTEGER NOT NULL,
-    type TEXT NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (session, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+    session INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
     event TEXT NOT NULL,
-    PRIMARY KEY (session_id, idx)
-);
+    PRIMARY KEY (session, idx)
+) WITHOUT ROWID;
+PRAGMA user_version = {SCHEMA_VERSION};
 """
+_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+_MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 
 
 class SQLiteSessionStore:
@@ -64,7 +84,8 @@ class SQLiteSessionStore:
         self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
-        self._db.executescript(_SCHEMA)
+        _set_up(self._db, self.path)
+        self._rowids: dict[str, int] = {}
 
     @classmethod
     async def open(
@@ -96,25 +117,34 @@ class SQLiteSessionStore:
 
         await self._run(transaction)
 
+    def _rowid(self, db: sqlite3.Connection, session_id: str) -> int:
+        """The session's row id (cached: it never changes).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        rowid = self._rowids.get(session_id)
+        if rowid is None:
+            row = db.execute("SELECT rowid FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFoundError(session_id)
+            rowid = self._rowids[session_id] = int(row[0])
+        return rowid
+
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
-        stored = record.model_copy(update={"version": 1, "event_count": len(events)})
+        stored = record.model_copy(update={"version": 1, "event_count": len(events), "message_count": 0})
 
         def write(db: sqlite3.Connection) -> None:
             try:
-                db.execute(
+                cursor = db.execute(
                     "INSERT INTO sessions (id, version, status, updated_at, record) VALUES (?, ?, ?, ?, ?)",
-                    (
-                        stored.id,
-                        stored.version,
-                        stored.status,
-                        stored.updated_at,
-                        stored.model_dump_json(by_alias=True),
-                    ),
+                    (stored.id, stored.version, stored.status, stored.updated_at, _dump(stored)),
                 )
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
-            _insert_events(db, stored.id, 0, events)
+            assert cursor.lastrowid is not None
+            _append(db, "events", cursor.lastrowid, 0, [dump_event(e) for e in events])
 
         await self._write(write)
         return stored
@@ -130,58 +160,93 @@ class SQLiteSessionStore:
 
         return SessionRecord.model_validate_json(await self._run(read))
 
-    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+    ) -> SessionRecord:
         """See `SessionStore.commit`."""
         stored = record.model_copy(
-            update={"version": record.version + 1, "event_count": record.event_count + len(events)}
+            update={
+                "version": record.version + 1,
+                "event_count": record.event_count + len(events),
+                "message_count": record.message_count + len(messages),
+            }
         )
+        # Serialized before the lock: the JSON is the slow part, and it needs no database.
+        row = (stored.version, stored.status, stored.updated_at, _dump(stored), record.id, record.version)
+        event_rows = [dump_event(e) for e in events]
+        message_rows = [_MESSAGE.dump_json(m, by_alias=True, exclude_none=True).decode() for m in messages]
 
         def write(db: sqlite3.Connection) -> None:
             cursor = db.execute(
                 "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ? WHERE id = ? AND version = ?",
-                (
-                    stored.version,
-                    stored.status,
-                    stored.updated_at,
-                    stored.model_dump_json(by_alias=True),
-                    record.id,
-                    record.version,
-                ),
+                row,
             )
             if cursor.rowcount != 1:
-                row = db.execute("SELECT version FROM sessions WHERE id = ?", (record.id,)).fetchone()
-                if row is None:
+                found = db.execute("SELECT version FROM sessions WHERE id = ?", (record.id,)).fetchone()
+                if found is None:
                     raise SessionNotFoundError(record.id)
                 raise SessionConflictError(
-                    f"Session {record.id!r} was changed by another writer (version {row[0]}, "
+                    f"Session {record.id!r} was changed by another writer (version {found[0]}, "
                     f"this write was based on {record.version}); nothing was written."
                 )
-            _insert_events(db, record.id, record.event_count, events)
+            rowid = self._rowid(db, record.id)
+            _append(db, "events", rowid, record.event_count, event_rows)
+            _append(db, "messages", rowid, record.message_count, message_rows)
 
         await self._write(write)
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """See `SessionStore.read_events`."""
+        rows = await self._run(lambda db: self._read(db, "events", session_id, start, stop))
+        return [load_event(raw) for raw in rows]
 
-        def read(db: sqlite3.Connection) -> list[str]:
-            rows = db.execute(
-                "SELECT event FROM events WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
-                (session_id, start, stop if stop is not None else 2**62),
-            ).fetchall()
-            if not rows and db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
-                raise SessionNotFoundError(session_id)  # (checked only when nothing was found)
-            return [str(row[0]) for row in rows]
+    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
+        """See `SessionStore.read_messages`."""
+        rows = await self._run(lambda db: self._read(db, "messages", session_id, start, stop))
+        return _MESSAGES.validate_json("[" + ",".join(rows) + "]")
 
-        return [load_event(raw) for raw in await self._run(read)]
+    def _read(self, db: sqlite3.Connection, table: str, session_id: str, start: int, stop: int | None) -> list[str]:
+        rowid = self._rowid(db, session_id)
+        column = "event" if table == "events" else "message"
+        rows = db.execute(
+            f"SELECT {column} FROM {table} WHERE session = ? AND idx >= ? AND idx < ? ORDER BY idx",  # noqa: S608
+            (rowid, max(start, 0), _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
 
     async def aclose(self) -> None:
         """Close the database connection."""
         await self._run(lambda db: db.close())
 
 
-def _insert_events(db: sqlite3.Connection, session_id: str, first: int, events: Sequence[Event]) -> None:
+_MAX_INDEX = 2**62
+
+
+def _dump(record: SessionRecord) -> str:
+    return record.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def _append(db: sqlite3.Connection, table: str, rowid: int, first: int, rows: Sequence[str]) -> None:
+    column = "event" if table == "events" else "message"
     db.executemany(
-        "INSERT INTO events (session_id, idx, type, event) VALUES (?, ?, ?, ?)",
-        [(session_id, first + i, e.type, dump_event(e)) for i, e in enumerate(events)],
+        f"INSERT INTO {table} (session, idx, {column}) VALUES (?, ?, ?)",  # noqa: S608
+        [(rowid, first + i, raw) for i, raw in enumerate(rows)],
     )
+
+
+def _set_up(db: sqlite3.Connection, path: Path) -> None:
+    """Create the schema in a new file; refuse a file of another schema version.
+
+    Raises:
+        StoreSchemaError: The file holds sessions of another eve-py version.
+    """
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "sessions" in tables and version != SCHEMA_VERSION:
+        raise StoreSchemaError(
+            f"{path} holds sessions in store schema {version}, written by another eve-py version; this one "
+            f"reads schema {SCHEMA_VERSION}. Use a new file (--store), or finish those sessions with the "
+            "eve-py that wrote them."
+        )
+    db.executescript(_SCHEMA)

@@ -1,8 +1,9 @@
-"""The `SessionStore` protocol: how sessions and their event logs are kept.
+"""The `SessionStore` protocol: how sessions, their conversations and their event logs are kept.
 
-Every write is a compare-and-set on the record's `version`, and appends the events of that
-write in the same transaction, so the log and the record never disagree and concurrent
-writers cannot both win.
+A session is a small mutable record plus two append-only logs: messages (the conversation) and
+events. Every write is a compare-and-set on the record's `version` that appends that write's
+messages and events in the same transaction, so the logs and the record never disagree,
+concurrent writers cannot both win, and nothing written is ever rewritten.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from eve_py.events import Event
+from eve_py.models.messages import Message
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("SessionStore",)
@@ -36,11 +38,14 @@ class SessionStore(Protocol):
         """
         ...
 
-    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        """Replace the session with `record` if the stored version is still `record.version`.
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+    ) -> SessionRecord:
+        """Replace the session's record with `record` if the stored version is still `record.version`.
 
-        The stored record gets `version + 1` and `event_count + len(events)`; `events` are
-        appended at indices `record.event_count, ...`. All or nothing.
+        The stored record gets `version + 1`, `event_count + len(events)` and `message_count +
+        len(messages)`; `events` are appended at indices `record.event_count, ...` and
+        `messages` at `record.message_count, ...`. All or nothing.
 
         Returns:
             The record as stored.
@@ -53,6 +58,14 @@ class SessionStore(Protocol):
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """Events with index in `[start, stop)`, oldest first (`stop=None`: to the end).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
+        """Messages with index in `[start, stop)`, oldest first (`stop=None`: to the end).
 
         Raises:
             SessionNotFoundError: No such session.

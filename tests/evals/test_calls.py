@@ -22,7 +22,7 @@ async def test_events_alone_rebuild_the_client_resolved_result_exactly_as_the_co
     events = await session.events()
 
     from_events = {call.call_id: call for call in collect_tool_calls(events)}
-    from_both = {call.call_id: call for call in collect_tool_calls(events, session.messages)}
+    from_both = {call.call_id: call for call in collect_tool_calls(events, await session.messages())}
 
     assert list(from_events) == list(from_both) == [request.request_id, "mock-call-1-0"]
     question = from_events[request.request_id]
@@ -42,7 +42,7 @@ async def test_a_parked_call_has_no_result_and_counts_none_in_the_conversation(
     await session.send("review my page")  # approval + question park; note runs at once
     events = await session.events()
 
-    calls = {call.tool_name: call for call in collect_tool_calls(events, session.messages)}
+    calls = {call.tool_name: call for call in collect_tool_calls(events, await session.messages())}
 
     assert calls["guarded_echo"].request_kind == "tool-approval"
     assert not calls["guarded_echo"].has_result and calls["guarded_echo"].output is None
@@ -60,7 +60,7 @@ async def test_questions_dismissed_by_a_new_message_resolve_as_ignored(hitl_agen
     events = await session.events()
 
     calls = collect_tool_calls(events)
-    with_conversation = collect_tool_calls(events, session.messages)
+    with_conversation = collect_tool_calls(events, await session.messages())
 
     assert [call.output for call in calls] == [{"status": "ignored"}, {"status": "ignored"}]
     assert [call.output for call in with_conversation] == [{"status": "ignored"}, {"status": "ignored"}]
@@ -80,7 +80,7 @@ async def test_an_answered_question_in_a_batch_left_open_by_an_approval_keeps_it
     events = await session.events()
     calls = {call.tool_name: call for call in collect_tool_calls(events)}
 
-    in_model_order = collect_tool_calls(events, session.messages)
+    in_model_order = collect_tool_calls(events, await session.messages())
     assert [call.tool_name for call in in_model_order] == ["guarded_echo", "ask_question", "note"]
     assert list(calls) == ["guarded_echo", "note", "ask_question"]  # events alone: executable calls first
     assert calls["ask_question"].output == {"pickedIds": ["blue"]}

@@ -53,7 +53,7 @@ async def test_cancel_stops_a_running_turn_and_the_session_can_send_again() -> N
 
     model.release.set()
     assert (await session.send("again")).message == "late"
-    check_pairing(session.messages)
+    check_pairing(await session.messages())
 
 
 async def test_a_timeout_around_send_leaves_the_session_usable() -> None:
@@ -163,4 +163,4 @@ async def test_arguments_that_are_not_json_get_an_error_result_so_the_model_can_
         "The arguments for tool 'note' are not a valid JSON object (Expecting value: line 1 column 9). "
         "Call it again with valid JSON arguments."
     )
-    check_pairing(session.messages)
+    check_pairing(await session.messages())

@@ -75,13 +75,13 @@ async def test_ask_question_override_parks_resumes_from_structured_answer_and_co
 
     assert done.status == "completed"
     assert done.message == "Recorded your pick: tpl_blue."
-    [result] = results_for(session.messages, request.action.call_id)
+    [result] = results_for((await session.messages()), request.action.call_id)
     assert result.output == {"pickedIds": ["tpl_blue"]}
     assert not result.is_error
     note_results = [e for e in done.events if isinstance(e, ActionResult) and e.data.result.tool_name == "note"]
     assert len(note_results) == 1 and note_results[0].data.result.output["text"] == "picked tpl_blue"
     assert_every_request_paired(model)
-    check_pairing(session.messages)
+    check_pairing(await session.messages())
     # The model saw the parked call's result exactly once, in every later request.
     later = model.requests[1:]
     assert later and all(len(results_for(list(r.messages), request.action.call_id)) == 1 for r in later)
@@ -130,7 +130,7 @@ async def test_approval_runs_the_executor_and_its_output_is_the_result() -> None
 
     assert done.status == "completed"
     assert GUARDED_ECHO_TOKEN in (done.message or "")
-    [result] = results_for(session.messages, request.action.call_id)
+    [result] = results_for((await session.messages()), request.action.call_id)
     assert result.output == {"token": GUARDED_ECHO_TOKEN, "echo": "hello"}
     [event] = [e for e in done.events if isinstance(e, ActionResult)]
     assert event.data.result.output["token"] == GUARDED_ECHO_TOKEN
@@ -159,7 +159,7 @@ async def test_a_denied_approval_gets_one_error_result_with_the_reason_and_never
     done = await session.respond([InputResponse(request_id=request.request_id, option_id="deny", text="too risky")])
 
     assert runs == []
-    [result] = results_for(session.messages, request.action.call_id)
+    [result] = results_for((await session.messages()), request.action.call_id)
     assert result.is_error
     assert result.output == "Tool execution was denied. Reason: too risky"
     [event] = [e for e in done.events if isinstance(e, ActionResult)]
@@ -207,7 +207,7 @@ async def test_two_sequential_parks_in_one_turn_each_get_one_result() -> None:
     assert done.status == "completed"
     assert done.turn_id == first.turn_id
     for request in (first.input_requests[0], colour):
-        assert len(results_for(session.messages, request.action.call_id)) == 1
+        assert len(results_for((await session.messages()), request.action.call_id)) == 1
     notes = [r for r in model.requests[-1].tool_results if r.name == "note"]
     assert notes[0].output["text"] == "template tpl_red, accent blue"  # type: ignore[index,call-overload]
     assert_every_request_paired(model)
@@ -240,7 +240,7 @@ async def test_a_question_left_unanswered_in_a_settled_batch_resolves_as_ignored
     done = await session.respond([InputResponse(request_id=first.request_id, value={"pickedIds": ["tpl_blue"]})])
 
     assert done.status == "completed"
-    [ignored] = results_for(session.messages, second.action.call_id)
+    [ignored] = results_for((await session.messages()), second.action.call_id)
     assert ignored.output == {"status": "ignored"}
     assert done.message == "First layout: tpl_blue; second layout: nothing (the question was skipped)."
 
@@ -265,7 +265,7 @@ async def test_executable_siblings_run_while_the_others_park() -> None:
         ]
     )
     assert done.message == f"The guarded echo ran and returned the token {GUARDED_ECHO_TOKEN}. Colour: red."
-    tool_message = next(m for m in reversed(session.messages) if isinstance(m, ToolMessage))
+    tool_message = next(m for m in reversed(await session.messages()) if isinstance(m, ToolMessage))
     assert Counter(p.tool_name for p in tool_message.content) == {"guarded_echo": 1, "ask_question": 1, "note": 1}
     assert_every_request_paired(model)
 
@@ -309,12 +309,12 @@ async def test_sending_a_message_to_a_waiting_session_dismisses_its_requests() -
     assert done.status == "waiting", "the new message starts a turn of its own, which parks again"
     by_call = {r.action.call_id: r for r in parked.input_requests}
     for call_id, request in by_call.items():
-        [result] = results_for(session.messages, call_id)
+        [result] = results_for((await session.messages()), call_id)
         if request.kind == "tool-approval":
             assert result.is_error and "Ignored because the user continued without responding." in result.output
         else:
             assert result.output == {"status": "ignored"}
-    check_pairing(session.messages)
+    check_pairing(await session.messages())
 
 
 async def test_a_tool_that_raises_becomes_an_error_result_the_model_sees() -> None:
@@ -398,7 +398,7 @@ async def test_a_turn_stops_at_the_step_limit() -> None:
 
     assert result.status == "failed"
     assert result.error == "The turn reached its limit of 3 model steps without a person's input."
-    check_pairing(session.messages)
+    check_pairing(await session.messages())
 
 
 async def test_an_approval_policy_sees_the_call_and_the_tools_approved_before() -> None:
@@ -462,7 +462,7 @@ async def test_a_tool_call_id_the_model_repeats_gets_a_suffix_so_every_request_s
     done = await session.send("two")
 
     assert done.status == "completed"
-    ids = [c.tool_call_id for m in session.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    ids = [c.tool_call_id for m in (await session.messages()) if isinstance(m, AssistantMessage) for c in m.tool_calls]
     assert ids == ["call_0", "call_0#2", "call_0#3", "call_0#4"]
     for request in model.requests:
         check_pairing(request.messages)
@@ -485,7 +485,7 @@ async def test_a_blank_model_reply_adds_no_message() -> None:
     await session.send("two")
 
     assert blank.status == "completed" and blank.message is None
-    assert [m.role for m in session.messages] == ["user", "user", "assistant"]
+    assert [m.role for m in (await session.messages())] == ["user", "user", "assistant"]
 
 
 async def test_resume_after_a_failed_turn_reports_the_failure() -> None:

@@ -194,7 +194,7 @@ async def test_parallel_calls_in_one_step_round_trip_with_one_result_each(wire: 
     assert done.status == "completed"
     assert done.message == "The guarded echo ran and returned the token guarded-echo-ok-T4Q9. Colour: red."
     assert server.rejections == []
-    [tool_message] = [m for m in session.messages if isinstance(m, ToolMessage)]
+    [tool_message] = [m for m in (await session.messages()) if isinstance(m, ToolMessage)]
     assert [p.tool_name for p in tool_message.content] == ["guarded_echo", "ask_question", "note"]
 
 
@@ -283,7 +283,7 @@ async def test_invalid_json_arguments_get_an_error_result_and_the_model_corrects
             done = await session.send("take a note")
 
     assert done.status == "completed"
-    [bad, good] = [p for m in session.messages if isinstance(m, ToolMessage) for p in m.content]
+    [bad, good] = [p for m in (await session.messages()) if isinstance(m, ToolMessage) for p in m.content]
     assert bad.is_error
     assert isinstance(bad.output, str)
     assert bad.output.startswith("The arguments for tool 'note' are not a valid JSON object (invalid JSON:")
@@ -298,7 +298,7 @@ async def test_invalid_streamed_anthropic_tool_input_gets_an_error_result(client
             done = await session.send("take a note")
 
     assert done.status == "completed"
-    [bad, good] = [p for m in session.messages if isinstance(m, ToolMessage) for p in m.content]
+    [bad, good] = [p for m in (await session.messages()) if isinstance(m, ToolMessage) for p in m.content]
     assert bad.is_error and "not a valid JSON object" in str(bad.output)
     assert not good.is_error
 

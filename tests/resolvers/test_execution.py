@@ -62,10 +62,11 @@ async def start(
     return session, await session.send("go"), model
 
 
-def one_result(session: Session, call_id: str) -> Any:
-    parts = [p for m in session.messages if isinstance(m, ToolMessage) for p in m.content if p.tool_call_id == call_id]
+async def one_result(session: Session, call_id: str) -> Any:
+    messages = await session.messages()
+    parts = [p for m in messages if isinstance(m, ToolMessage) for p in m.content if p.tool_call_id == call_id]
     assert len(parts) == 1
-    check_pairing(session.messages)
+    check_pairing(messages)
     return parts[0]
 
 
@@ -94,7 +95,7 @@ async def test_a_resolver_consumed_twice_runs_once_and_its_question_is_asked_onc
 
     assert done.message == "ok: ada/hello ada"
     assert runs == ["who", "who", "greeting"], "one run per pass: the first pass asked, the second used the answer"
-    one_result(session, request.action.call_id)
+    await one_result(session, request.action.call_id)
 
 
 class Account:
@@ -170,7 +171,7 @@ async def test_a_declined_answer_aborts_a_consumer_that_wants_the_plain_value(ac
     done = await session.respond([{"requestId": request.request_id, "action": action}])
 
     assert ran == []
-    result = one_result(session, request.action.call_id)
+    result = await one_result(session, request.action.call_id)
     assert result.is_error
     assert result.output == (
         f"Error executing tool act: Resolver for parameter 'login' could not resolve: elicitation was {action}"
@@ -242,7 +243,7 @@ async def test_independent_questions_are_asked_in_one_batch_and_dependent_ones_l
     done = await session.respond([InputResponse(request_id=dependent.request_id, value={"ok": False})])
 
     assert done.message == "ok: ada True False"
-    one_result(session, dependent.action.call_id)
+    await one_result(session, dependent.action.call_id)
     for request in model.requests:
         check_pairing(request.messages)
 

@@ -22,9 +22,10 @@ async def send(message: str) -> tuple[Session, TurnResult, MockModel]:
     return session, await session.send(message), model
 
 
-def refund_results(session: Session) -> list[Any]:
-    parts = [p for m in session.messages if isinstance(m, ToolMessage) for p in m.content]
-    check_pairing(session.messages)
+async def refund_results(session: Session) -> list[Any]:
+    messages = await session.messages()
+    parts = [p for m in messages if isinstance(m, ToolMessage) for p in m.content]
+    check_pairing(messages)
     return parts
 
 
@@ -39,7 +40,7 @@ async def test_a_one_line_order_refunds_with_zero_questions() -> None:
 
     assert done.status == "completed"
     assert not any(e.type == "input.requested" for e in done.events)
-    [result] = refund_results(session)
+    [result] = await refund_results(session)
     assert result.output["refundedCents"] == 999
     assert result.output["restocked"] is False
     assert result.output["reason"] == "I did not like it"
@@ -59,7 +60,7 @@ async def test_a_multi_line_order_asks_for_the_scope_then_for_restock_in_a_later
     done = await session.respond([InputResponse(request_id=restock.request_id, value={"restock": True})])
 
     assert done.message == f"Refunded 45.00 on ORD-7002 (restocked), refund RF-ORD-7002-{scope.action.call_id}."
-    [result] = refund_results(session)
+    [result] = await refund_results(session)
     assert result.output["refundedCents"] == 4500
     for request in model.requests:
         check_pairing(request.messages)
@@ -70,7 +71,7 @@ async def test_a_typed_sku_is_checked_against_the_order_before_any_amount_is_com
 
     done = await session.respond([InputResponse(request_id=first.input_requests[0].request_id, value={"sku": "TV-1"})])
 
-    [result] = refund_results(session)
+    [result] = await refund_results(session)
     assert result.is_error
     assert result.output == (
         "Error executing tool refund_order: SKU 'TV-1' is not on order ORD-7002 "
@@ -84,7 +85,7 @@ async def test_declining_the_scope_aborts_and_ask_restock_never_runs() -> None:
 
     done = await session.respond([InputResponse(request_id=first.input_requests[0].request_id, action="decline")])
 
-    [result] = refund_results(session)
+    [result] = await refund_results(session)
     assert result.output == (
         "Error executing tool refund_order: Resolver for parameter 'scope' could not resolve: elicitation was decline"
     )
@@ -100,7 +101,7 @@ async def test_declining_restock_still_refunds_without_restocking() -> None:
 
     await session.respond([InputResponse(request_id=restock.request_id, action="decline")])
 
-    [result] = refund_results(session)
+    [result] = await refund_results(session)
     assert (result.output["refundedCents"], result.output["restocked"]) == (8500, False)
 
 
@@ -112,13 +113,13 @@ async def test_a_digital_line_needs_no_restock_question() -> None:
     )
 
     assert done.status == "completed"
-    [result] = refund_results(session)
+    [result] = await refund_results(session)
     assert (result.output["refundedCents"], result.output["restocked"]) == (2500, False)
 
 
 async def test_an_unknown_order_is_a_tool_error_the_model_reports() -> None:
     session, done, _ = await send("refund ORD-9999 please")
 
-    [result] = refund_results(session)
+    [result] = await refund_results(session)
     assert result.output == "Error executing tool refund_order: unknown order 'ORD-9999'"
     assert done.message == "The refund did not go through: Error executing tool refund_order: unknown order 'ORD-9999'"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Literal
@@ -23,8 +23,7 @@ from pydantic import BaseModel, Field
 
 from eve_py import Runtime, define_client_tool, load_agent
 from eve_py.agent import Agent, load_mock_model
-from eve_py.models.messages import ToolMessage
-from eve_py.sessions import SessionRecord
+from eve_py.models.messages import Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
 from tests.server.helpers import ALICE, GatedModel, hitl_runtime, serve
@@ -67,10 +66,10 @@ async def send(page: Page, text: str) -> None:
     await page.get_by_role("button", name="Send", exact=True).click()
 
 
-def results_for(record: SessionRecord, call_id: str) -> list[object]:
+def results_for(messages: Sequence[Message], call_id: str) -> list[object]:
     return [
         part.output
-        for message in record.messages
+        for message in messages
         if isinstance(message, ToolMessage)
         for part in message.content
         if part.tool_call_id == call_id
@@ -121,8 +120,8 @@ async def test_eve_203_flow_question_pick_note_completed(hitl_agent: Agent, tmp_
         await expect(page.locator(".batch.closed")).to_have_count(1)
         await expect(page.locator("#status")).to_have_attribute("data-status", "completed")
 
-    record = await runtime.store.load(session_id)
-    assert results_for(record, request_id) == [{"pickedIds": ["tpl_blue"]}]  # one result, the picked ids
+    messages = await runtime.store.read_messages(session_id)
+    assert results_for(messages, request_id) == [{"pickedIds": ["tpl_blue"]}]  # one result, the picked ids
 
 
 async def test_approval_buttons_and_a_batch_of_two_pickers(hitl_agent: Agent, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from eve_py.agent import Agent
 from eve_py.events import Event
 from eve_py.harness.runtime import Runtime
-from eve_py.models.messages import ToolMessage
+from eve_py.models.messages import Message, ToolMessage
 from eve_py.sessions import SessionRecord, SQLiteSessionStore
 from tests.server.helpers import ALICE, BOB, PICK_BLUE, GatedModel, hitl_runtime, read_stream, serve
 
@@ -35,20 +35,22 @@ class CommitRendezvousStore(SQLiteSessionStore):
         self.arrived = 0
         self.both = anyio.Event()
 
-    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+    ) -> SessionRecord:
         if self.armed and any(event.type == "input.resolved" for event in events):
             self.arrived += 1
             if self.arrived == 2:
                 self.both.set()
             with anyio.fail_after(5):
                 await self.both.wait()
-        return await super().commit(record, events)
+        return await super().commit(record, events, messages)
 
 
-def tool_results(record: SessionRecord, call_id: str) -> list[Any]:
+def tool_results(messages: Sequence[Message], call_id: str) -> list[Any]:
     return [
         part.output
-        for message in record.messages
+        for message in messages
         if isinstance(message, ToolMessage)
         for part in message.content
         if part.tool_call_id == call_id
@@ -88,7 +90,7 @@ async def test_two_clients_answering_at_once_one_wins_one_409_one_tool_result(
                 assert loser.json()["code"] in ("conflict", "request_already_answered")
                 events = await read_stream(first, session_id, statuses[winner].json()["startIndex"])
                 assert events[-1]["type"] == "session.waiting"
-            record = await store.load(session_id)
+            record = await store.read_messages(session_id)
     finally:
         await store.aclose()
     expected = PICK_BLUE if winner == "first" else {"pickedIds": ["tpl_red"]}
@@ -124,7 +126,7 @@ async def test_many_racing_answers_across_sessions_never_duplicate_a_result(hitl
                 for session_id, _ in parked:
                     events = await read_stream(client, session_id, -1)
                     assert events[-1]["type"] == "session.waiting"
-            records = [await store.load(session_id) for session_id, _ in parked]
+            records = [await store.read_messages(session_id) for session_id, _ in parked]
     finally:
         await store.aclose()
     assert sorted(outcomes) == [202] * 5 + [409] * 10
@@ -195,7 +197,8 @@ async def test_cancel_of_a_parked_turn_withdraws_its_question_as_eve_does(hitl_a
         assert (resolution["requestId"], resolution["outcome"]) == (request_id, "cancelled")
         record = await served.runtime.store.load(session_id)
         assert record.status == "idle"
-        assert tool_results(record, request_id) == ["The turn was cancelled before this call finished."]
+        conversation = await served.runtime.store.read_messages(session_id)
+        assert tool_results(conversation, request_id) == ["The turn was cancelled before this call finished."]
 
         body = {"inputResponses": [{"requestId": request_id, "value": PICK_BLUE}]}
         late = await client.post(f"/session/{session_id}", json=body)
@@ -230,7 +233,7 @@ async def test_server_restart_between_park_and_answer(hitl_agent: Agent, tmp_pat
                 answered = await alice.post(f"/session/{session_id}", json=body)
                 assert answered.status_code == 202
                 events = await read_stream(alice, session_id, answered.json()["startIndex"])
-            record = await store.load(session_id)
+            record = await store.read_messages(session_id)
     finally:
         await store.aclose()
     assert final_text(events) == "Recorded your pick: tpl_blue."
@@ -244,10 +247,12 @@ class _Crash(BaseException):
 class _CrashOnSettle(SQLiteSessionStore):
     """Dies before writing the settled step: the answer is stored, the turn never finished."""
 
-    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+    ) -> SessionRecord:
         if record.pending is None and record.status == "running" and record.turn and record.turn.steps == 1:
             raise _Crash
-        return await super().commit(record, events)
+        return await super().commit(record, events, messages)
 
 
 async def test_a_turn_whose_worker_died_is_finished_when_a_restarted_server_is_asked_about_it(
@@ -279,7 +284,7 @@ async def test_a_turn_whose_worker_died_is_finished_when_a_restarted_server_is_a
             events = await read_stream(alice, session_id, -1)  # from the accepted answer on
             info = (await alice.get(f"/session/{session_id}")).json()
             later = await alice.post(f"/session/{session_id}", json={"message": "hello again"})
-        record = await store.load(session_id)
+        record = await store.read_messages(session_id)
     finally:
         await store.aclose()
     assert (refused.status_code, refused.json()["code"]) == (409, "session_not_ready")

@@ -27,6 +27,7 @@ async def test_clear_drops_the_history_and_cancels_a_parked_turn_but_keeps_the_s
         cleared = await client.post(f"/session/{session_id}/clear")
         events = await read_stream(client, session_id, before.event_count, follow=False)
         record = await served.runtime.store.load(session_id)
+        conversation = await (await served.runtime.get_session(session_id)).messages()
         again = await client.post(f"/session/{session_id}", json={"message": "hello"})
         after = await read_stream(client, session_id, again.json()["startIndex"])
 
@@ -40,7 +41,8 @@ async def test_clear_drops_the_history_and_cancels_a_parked_turn_but_keeps_the_s
         "session.waiting",
     ]
     assert events[3]["data"]["sessionId"] == session_id
-    assert record.messages == [] and record.status == "idle"
+    assert conversation == [] and record.status == "idle"
+    assert record.history_start == record.message_count > 0, "the log keeps what was cleared"
     assert types(after)[-2:] == ["turn.completed", "session.waiting"]
     model = served.runtime.model
     assert [m.role for m in model.requests[-1].messages] == ["user"], "the model sees no history"  # type: ignore[attr-defined]

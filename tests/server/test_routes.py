@@ -135,10 +135,10 @@ async def test_full_hitl_flow_over_http_picker_then_note_then_completed(hitl_age
         assert last[0]["data"]["sequence"] == 1
         assert all(event["meta"]["deliveryIds"] == [follow_up.json()["deliveryId"]] for event in last)
 
-    record = await runtime.store.load(session_id)
+    messages = await runtime.store.read_messages(session_id)
     results = [
         part
-        for message in record.messages
+        for message in messages
         if isinstance(message, ToolMessage)
         for part in message.content
         if part.tool_call_id == request["requestId"]

@@ -28,7 +28,7 @@ from eve_py import (
 )
 from eve_py.agent import load_mock_model
 from eve_py.events import Event, MessageCompleted, TurnFailed
-from eve_py.models.messages import AssistantMessage, ToolCallPart, ToolMessage
+from eve_py.models.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
 from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
@@ -42,10 +42,10 @@ def runtime_on(store: SessionStore, lease_s: float = 120.0) -> Runtime:
     return Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store, lease_s=lease_s)
 
 
-def results_for(record: SessionRecord, call_id: str) -> list[Any]:
+def results_for(messages: Sequence[Message], call_id: str) -> list[Any]:
     return [
         part
-        for message in record.messages
+        for message in messages
         if isinstance(message, ToolMessage)
         for part in message.content
         if part.tool_call_id == call_id
@@ -88,7 +88,7 @@ async def test_a_session_parked_in_another_process_resumes_here(tmp_path: Path) 
 
     assert done.status == "completed"
     assert done.message == "Recorded your pick: tpl_green."
-    assert len(results_for(session.record, parked["requestId"])) == 1
+    assert len(results_for(await session.messages(), parked["requestId"])) == 1
     events = [e.type for e in await session.events()]
     assert events.count("turn.waiting") == 1 and events[-2:] == ["turn.completed", "session.waiting"]
     await store.aclose()
@@ -132,11 +132,16 @@ class BarrierStore:
             await self.all_loaded.wait()
         return record
 
-    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        return await self.inner.commit(record, events)
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+    ) -> SessionRecord:
+        return await self.inner.commit(record, events, messages)
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         return await self.inner.read_events(session_id, start, stop)
+
+    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
+        return await self.inner.read_messages(session_id, start, stop)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -176,9 +181,10 @@ async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_wr
     assert "changed by another writer" in str(errors[0])
     record = await inner.load(session.id)
     assert record.status == "idle"
-    [result] = results_for(record, request.request_id)
+    conversation = await inner.read_messages(record.id)
+    [result] = results_for(conversation, request.request_id)
     assert result.output["pickedIds"][0] in ("tpl_red", "tpl_blue")
-    check_pairing(record.messages)
+    check_pairing(conversation)
     await inner.aclose()
 
 
@@ -201,15 +207,20 @@ class CrashingStore:
     async def load(self, session_id: str) -> SessionRecord:
         return await self.inner.load(session_id)
 
-    async def commit(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+    ) -> SessionRecord:
         if self.armed:
             self.commits += 1
             if self.commits == self.crash_on:
                 raise Crash
-        return await self.inner.commit(record, events)
+        return await self.inner.commit(record, events, messages)
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         return await self.inner.read_events(session_id, start, stop)
+
+    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
+        return await self.inner.read_messages(session_id, start, stop)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -247,13 +258,12 @@ async def test_a_crash_after_the_answer_is_stored_loses_nothing_and_duplicates_n
 
     assert done.status == "completed"
     assert done.message == "Recorded your pick: tpl_green.", "the stored answer is used, not lost"
-    [result] = results_for(restarted.record, request.request_id)
+    [result] = results_for(await restarted.messages(), request.request_id)
     assert result.output == PICK
-    note_results = [
-        p for m in restarted.record.messages if isinstance(m, ToolMessage) for p in m.content if p.tool_name == "note"
-    ]
+    conversation = await restarted.messages()
+    note_results = [p for m in conversation if isinstance(m, ToolMessage) for p in m.content if p.tool_name == "note"]
     assert len(note_results) == 1
-    check_pairing(restarted.record.messages)
+    check_pairing(await restarted.messages())
     await store.aclose()
 
 
@@ -282,7 +292,7 @@ async def test_a_conversation_that_breaks_pairing_is_never_sent(kind: str, tmp_p
     session = await runtime.create_session()
     record = await store.load(session.id)
     dangling = AssistantMessage(content=[ToolCallPart(tool_call_id="call_1", tool_name="note", input={"text": "x"})])
-    await store.commit(record.model_copy(update={"messages": [dangling]}), [])
+    await store.commit(record, [], [dangling])
 
     with pytest.raises(PairingError) as caught:
         await session.send("hello")
@@ -315,9 +325,9 @@ async def test_a_crash_while_a_new_message_dismisses_a_batch_leaves_the_batch_pa
     retried = await restarted.send("run the guarded echo")
 
     assert retried.status == "waiting" and retried.input_requests[0].kind == "tool-approval"
-    [ignored] = results_for(restarted.record, parked.input_requests[0].request_id)
+    [ignored] = results_for(await restarted.messages(), parked.input_requests[0].request_id)
     assert ignored.output == {"status": "ignored"}
-    check_pairing(restarted.record.messages)
+    check_pairing(await restarted.messages())
     await store.aclose()
 
 
@@ -335,7 +345,7 @@ async def test_resume_does_not_take_over_a_turn_whose_worker_still_holds_its_lea
 
     done = await other.resume(force=True)
     assert done.status == "completed"
-    assert len(results_for(other.record, request.request_id)) == 1
+    assert len(results_for(await other.messages(), request.request_id)) == 1
     assert other.record.lease is None
     await store.aclose()
 
@@ -351,10 +361,10 @@ async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_fi
     done = await restarted.send("run the guarded echo")
 
     assert done.status == "waiting" and done.input_requests[0].kind == "tool-approval"
-    [result] = results_for(restarted.record, request.request_id)
+    [result] = results_for(await restarted.messages(), request.request_id)
     assert result.output == PICK, "the answer the dead worker accepted was used"
     assert "Recorded your pick: tpl_green." in [e.data.message for e in done.events if isinstance(e, MessageCompleted)]
-    check_pairing(restarted.record.messages)
+    check_pairing(await restarted.messages())
     await store.aclose()
 
 
@@ -419,7 +429,7 @@ async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_afte
 
     assert done.message == "done: {'charged': 500}"
     assert charges == [500], "the stored result was used; the approved charge did not run again"
-    assert len(results_for(restarted.record, request.request_id)) == 1
+    assert len(results_for(await restarted.messages(), request.request_id)) == 1
     await store.aclose()
 
 
@@ -474,11 +484,11 @@ async def test_a_crash_while_a_message_dismisses_a_batch_still_starts_that_messa
     done = await restarted.resume()
 
     assert done.status == "waiting" and done.input_requests[0].kind == "tool-approval"
-    assert [m.content for m in restarted.messages if m.role == "user"] == [
+    assert [m.content for m in (await restarted.messages()) if m.role == "user"] == [
         "help me pick a template",
         "run the guarded echo",
     ]
-    [ignored] = results_for(restarted.record, parked.input_requests[0].request_id)
+    [ignored] = results_for(await restarted.messages(), parked.input_requests[0].request_id)
     assert ignored.output == {"status": "ignored"}
     await store.aclose()
 
@@ -509,4 +519,4 @@ async def test_cancelling_a_turn_while_its_batch_settles_lets_it_be_finished_at_
     gate.set()
     done = await session.resume()
     assert done.status == "completed"
-    assert len(results_for(session.record, request.request_id)) == 1
+    assert len(results_for(await session.messages(), request.request_id)) == 1

@@ -1,0 +1,102 @@
+"""`Conversation`: a session's messages as a driver sends them, checked for pairing as they grow.
+
+The store keeps a session's messages in an append-only log, so a prefix once read never
+changes: a `ConversationCache` keeps each recent session's conversation in memory and reads only
+what was appended since (from this process or any other). The pairing check runs on what is new
+(the part already sent was checked when it was sent), so neither costs more as a session ages.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from eve_py.harness.pairing import check_pairing
+from eve_py.models.messages import Message
+from eve_py.sessions.record import SessionRecord
+from eve_py.sessions.store import SessionStore
+
+__all__ = ("Conversation", "ConversationCache")
+
+
+class Conversation:
+    """Messages `[start, end)` of a session's log, the tool call ids they use, and how far pairing is checked.
+
+    Args:
+        messages: The messages, oldest first.
+        start: The log index of `messages[0]` (the session's `history_start`).
+    """
+
+    def __init__(self, messages: Sequence[Message], *, start: int) -> None:
+        self.messages: list[Message] = list(messages)
+        self.start = start
+        self._seen: set[str] = set()
+        self._checked = 0
+
+    @property
+    def end(self) -> int:
+        """The log index after the last message (the session's `message_count` when current)."""
+        return self.start + len(self.messages)
+
+    def copy(self) -> Conversation:
+        """An independent copy (the messages themselves are frozen and shared)."""
+        twin = Conversation(self.messages, start=self.start)
+        twin._seen = set(self._seen)
+        twin._checked = self._checked
+        return twin
+
+    def append(self, messages: Sequence[Message]) -> None:
+        """Add messages at the end (as the store appended them)."""
+        self.messages += messages
+
+    def check(self) -> None:
+        """Check the pairing rules on what was added since the last check.
+
+        Raises:
+            PairingError: A rule is broken (nothing may be sent).
+        """
+        check_pairing(self.messages, start=self._checked, seen=self._seen)
+        self._checked = len(self.messages)
+
+    def used_call_ids(self) -> set[str]:
+        """Every tool call id in the conversation (checked first)."""
+        self.check()
+        return set(self._seen)
+
+
+class ConversationCache:
+    """The conversations of the `size` most recently used sessions of one runtime.
+
+    Args:
+        size: How many sessions to keep.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self._size = size
+        self._kept: OrderedDict[str, Conversation] = OrderedDict()
+
+    async def load(self, store: SessionStore, record: SessionRecord) -> Conversation:
+        """The conversation as `record` has it: the cached part, plus what the log gained since.
+
+        Returns a copy the caller may extend; `remember` it after a commit.
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        kept = self._kept.get(record.id)
+        if kept is not None and kept.start == record.history_start and kept.end <= record.message_count:
+            conversation = kept.copy()
+            if conversation.end < record.message_count:
+                conversation.append(await store.read_messages(record.id, conversation.end, record.message_count))
+        else:
+            messages = await store.read_messages(record.id, record.history_start, record.message_count)
+            conversation = Conversation(messages, start=record.history_start)
+        self.remember(record.id, conversation)
+        return conversation.copy()
+
+    def remember(self, session_id: str, conversation: Conversation) -> None:
+        """Keep a (copy of a) conversation as the session's current one."""
+        self._kept[session_id] = conversation.copy()
+        self._kept.move_to_end(session_id)
+        while len(self._kept) > self._size:
+            self._kept.popitem(last=False)
