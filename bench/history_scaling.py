@@ -1,0 +1,296 @@
+"""History scaling benchmark: what one park+resume cycle costs as a session's conversation grows.
+
+Run by hand (not part of the test suite):
+
+```
+.venv/bin/python bench/history_scaling.py                      # lengths 10, 100, 1000, 5000
+.venv/bin/python bench/history_scaling.py --lengths 10,1000 --cycles 20 --json
+```
+
+One **cycle** is what a person does with the `fixtures/agent-tools-hitl` app on its mock model,
+in one session that already holds `L` earlier cycles: `send("help me pick a template")` parks on
+the typed picker, and `respond([{requestId, value: {pickedIds: ["tpl_blue"]}}])` resumes it:
+the `note` tool runs and the model answers. A cycle appends 6 messages and about 17 events.
+
+For each history length `L` and each configuration, the session is first grown to `L` cycles,
+then `--cycles` more are timed. Per configuration it prints the time per cycle, how many store
+commits a cycle makes (every commit is one fsync with `synchronous=FULL`), the JSON bytes eve-py
+hands the store per cycle (record + appended messages + events), and the bytes the process
+really wrote to disk per cycle (`write_bytes` of `/proc/self/io`, which counts page writes,
+journal included). Configurations, in one process and one run:
+
+- eve-py on SQLite with `synchronous=FULL` (the default) and `NORMAL`, and on `MemorySessionStore`;
+- LangGraph with `SqliteSaver` (when `langgraph` and `langgraph-checkpoint-sqlite` are installed):
+  a graph whose node appends the user's message and the model's tool call, interrupts (`interrupt()`,
+  the park), and on resume (`Command(resume=...)`) appends the tool result, the note and the answer,
+  on a `messages` channel with `add_messages`, so its checkpoint grows as eve-py's conversation does.
+
+Ratios are printed against the same configuration at the shortest length (flat is 1.0), and
+eve-py SQLite FULL against LangGraph at each length. Disk per parked session is measured
+separately (`--disk`): N fresh sessions each parked once, the database's size divided by N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+
+from eve_py import Runtime, load_agent
+from eve_py.agent import load_mock_model
+from eve_py.events import Event, dump_event
+from eve_py.models.messages import Message
+from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
+
+REPO = Path(__file__).resolve().parent.parent
+APP = REPO / "fixtures" / "agent-tools-hitl"
+MESSAGE = "help me pick a template"
+ANSWER = {"pickedIds": ["tpl_blue"]}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Point:
+    """One configuration at one history length."""
+
+    config: str
+    history: int
+    ms_per_cycle: float
+    commits_per_cycle: float
+    json_bytes_per_cycle: float
+    disk_bytes_per_cycle: float
+
+
+def _written() -> int:
+    """Bytes this process caused to be written to storage so far (`/proc/self/io`)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("write_bytes:"):
+            return int(line.split()[1])
+    return 0
+
+
+class Counting:
+    """A `SessionStore` wrapper counting commits and the JSON bytes handed to the store."""
+
+    def __init__(self, inner: SessionStore) -> None:
+        self.inner = inner
+        self.commits = 0
+        self.json_bytes = 0
+
+    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        return await self.inner.create(record, events)
+
+    async def load(self, session_id: str) -> SessionRecord:
+        return await self.inner.load(session_id)
+
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+    ) -> SessionRecord:
+        self.commits += 1
+        self.json_bytes += len(record.model_dump_json(by_alias=True, exclude_none=True))
+        self.json_bytes += sum(len(dump_event(e)) for e in events)
+        self.json_bytes += sum(len(m.model_dump_json(by_alias=True, exclude_none=True)) for m in messages)
+        return await self.inner.commit(record, events, messages)
+
+    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
+        return await self.inner.read_events(session_id, start, stop)
+
+    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
+        return await self.inner.read_messages(session_id, start, stop)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def _eve_cycle(runtime: Runtime, session_id: str) -> None:
+    session = await runtime.get_session(session_id)
+    parked = await session.send(MESSAGE)
+    assert parked.status == "waiting", parked
+    request_id = parked.input_requests[0].request_id
+    done = await session.respond([{"requestId": request_id, "value": ANSWER}])
+    assert done.status == "completed" and done.message == "Recorded your pick: tpl_blue.", done
+
+
+async def _eve_points(name: str, make_store: Callable[[Path], Awaitable[SessionStore]], lengths: list[int],
+                      cycles: int, folder: Path) -> list[Point]:
+    store = Counting(await make_store(folder / f"{name}.db"))
+    runtime = Runtime(load_agent(APP), model=load_mock_model(APP), store=store)
+    session = await runtime.create_session()
+    done = 0
+    points = []
+    for length in lengths:
+        while done < length:
+            await _eve_cycle(runtime, session.id)
+            done += 1
+        commits, json_bytes, disk = store.commits, store.json_bytes, _written()
+        started = time.perf_counter()
+        for _ in range(cycles):
+            await _eve_cycle(runtime, session.id)
+        elapsed = time.perf_counter() - started
+        done += cycles
+        points.append(
+            Point(
+                config=name,
+                history=length,
+                ms_per_cycle=round(elapsed * 1000 / cycles, 3),
+                commits_per_cycle=round((store.commits - commits) / cycles, 2),
+                json_bytes_per_cycle=round((store.json_bytes - json_bytes) / cycles),
+                disk_bytes_per_cycle=round((_written() - disk) / cycles),
+            )
+        )
+        print(f"  {name:<16} history {length:>5}: {points[-1].ms_per_cycle:8.2f} ms/cycle", file=sys.stderr)
+    await store.aclose()
+    return points
+
+
+def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Point]:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph.message import add_messages
+    from langgraph.types import Command, interrupt
+    from typing_extensions import TypedDict
+
+    # The functional form: this module's postponed annotations would hide the reducer.
+    State = TypedDict("State", {"messages": Annotated[list[Any], add_messages]})  # noqa: UP013
+
+    counter = {"n": 0}
+
+    def turn(state: State) -> dict[str, Any]:
+        counter["n"] += 1
+        n = counter["n"]
+        call = {"name": "ask_question", "args": {"prompt": "Which template?", "options": ["tpl_blue"]}, "id": f"q{n}"}
+        picked = interrupt({"requestId": f"q{n}", "prompt": "Which template?"})  # the park
+        note = {"name": "note", "args": {"text": f"picked {picked}"}, "id": f"n{n}"}
+        return {
+            "messages": [
+                AIMessage(content="", tool_calls=[call]),
+                ToolMessage(content=json.dumps(picked), tool_call_id=f"q{n}"),
+                AIMessage(content="", tool_calls=[note]),
+                ToolMessage(content=json.dumps({"recorded": True}), tool_call_id=f"n{n}"),
+                AIMessage(content=f"Recorded your pick: {picked}."),
+            ]
+        }
+
+    builder = StateGraph(State)
+    builder.add_node("turn", turn)
+    builder.add_edge(START, "turn")
+    builder.add_edge("turn", END)
+    connection = sqlite3.connect(folder / "langgraph.db", check_same_thread=False)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=FULL")
+    saver = SqliteSaver(connection)
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "bench"}}
+
+    def cycle() -> None:
+        graph.invoke({"messages": [HumanMessage(content=MESSAGE)]}, config)  # parks on interrupt()
+        graph.invoke(Command(resume=ANSWER["pickedIds"][0]), config)
+
+    points = []
+    done = 0
+    for length in lengths:
+        while done < length:
+            cycle()
+            done += 1
+        disk = _written()
+        started = time.perf_counter()
+        for _ in range(cycles):
+            cycle()
+        elapsed = time.perf_counter() - started
+        done += cycles
+        points.append(
+            Point(
+                config="langgraph-sqlite",
+                history=length,
+                ms_per_cycle=round(elapsed * 1000 / cycles, 3),
+                commits_per_cycle=float("nan"),
+                json_bytes_per_cycle=float("nan"),
+                disk_bytes_per_cycle=round((_written() - disk) / cycles),
+            )
+        )
+        print(f"  langgraph-sqlite history {length:>5}: {points[-1].ms_per_cycle:8.2f} ms/cycle", file=sys.stderr)
+    connection.close()
+    return points
+
+
+async def _sqlite(path: Path, synchronous: str) -> SessionStore:
+    return await SQLiteSessionStore.open(path, synchronous=synchronous)  # type: ignore[arg-type]
+
+
+async def _memory(path: Path) -> SessionStore:
+    return MemorySessionStore()
+
+
+def _langgraph_available() -> bool:
+    try:
+        import langgraph.checkpoint.sqlite  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _print(points: list[Point]) -> None:
+    by_config: dict[str, list[Point]] = {}
+    for point in points:
+        by_config.setdefault(point.config, []).append(point)
+    print(f"{'configuration':<17} {'history':>7} {'ms/cycle':>9} {'x shortest':>10} {'commits':>8} "
+          f"{'JSON B':>8} {'disk B':>9}")
+    for config, series in by_config.items():
+        base = series[0].ms_per_cycle
+        for p in series:
+            print(f"{config:<17} {p.history:>7} {p.ms_per_cycle:>9.2f} {p.ms_per_cycle / base:>10.2f} "
+                  f"{p.commits_per_cycle:>8} {p.json_bytes_per_cycle:>8} {p.disk_bytes_per_cycle:>9}")
+    lang = {p.history: p for p in by_config.get("langgraph-sqlite", [])}
+    if lang:
+        print("\neve-py SQLite FULL vs LangGraph + SqliteSaver (time per cycle, lower is better for eve-py):")
+        for p in by_config.get("sqlite-full", []):
+            if p.history in lang:
+                other = lang[p.history]
+                print(f"  history {p.history:>5}: eve-py {p.ms_per_cycle:.2f} ms, LangGraph {other.ms_per_cycle:.2f} ms, "
+                      f"eve-py is {other.ms_per_cycle / p.ms_per_cycle:.1f}x faster")
+
+
+async def _run(lengths: list[int], cycles: int, langgraph_max: int) -> list[Point]:
+    points: list[Point] = []
+    with tempfile.TemporaryDirectory(prefix="eve-history-") as raw:
+        folder = Path(raw)
+        points += await _eve_points("sqlite-full", lambda p: _sqlite(p, "FULL"), lengths, cycles, folder)
+        points += await _eve_points("sqlite-normal", lambda p: _sqlite(p, "NORMAL"), lengths, cycles, folder)
+        points += await _eve_points("memory", _memory, lengths, cycles, folder)
+        if _langgraph_available():
+            points += _langgraph_points([n for n in lengths if n <= langgraph_max], cycles, folder)
+        else:
+            print("LangGraph is not installed: pip install langgraph langgraph-checkpoint-sqlite", file=sys.stderr)
+    return points
+
+
+def main() -> int:
+    """Parse arguments, run, print."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--lengths", default="10,100,1000,5000", help="history lengths, in cycles")
+    parser.add_argument("--cycles", type=int, default=20, help="timed cycles per length (default 20)")
+    parser.add_argument("--langgraph-max", type=int, default=1000, help="longest history LangGraph is grown to")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+    lengths = sorted(int(n) for n in args.lengths.split(","))
+    points = anyio.run(_run, lengths, args.cycles, args.langgraph_max)
+    if args.json:
+        print(json.dumps([asdict(p) for p in points], indent=2))
+    else:
+        _print(points)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.pop("EVE_MODEL", None)
+    raise SystemExit(main())
