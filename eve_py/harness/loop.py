@@ -72,7 +72,13 @@ from eve_py.models.messages import (
     UserMessage,
 )
 from eve_py.parking import resolutions
-from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
+from eve_py.parking.answers import (
+    approval_decision,
+    client_result,
+    denied_output,
+    elicitation_outcome,
+    schema_validator,
+)
 from eve_py.parking.batch import PendingStep, QuestionRef
 from eve_py.parking.build import approval_request, client_request, elicitation_request
 from eve_py.parking.requests import InputRequest, ToolCallAction
@@ -148,6 +154,8 @@ class TurnDriver:
         self._agent = agent
         self._conversations = conversations if conversations is not None else ConversationCache(size=1)
         self._conversation: Conversation | None = None
+        self._carry: Write | None = None
+        """A settled batch not written yet: its events and messages go first in the next write."""
         self._lease_s = lease_s
         self.owner = new_id("wkr")
         self._model = model
@@ -174,9 +182,13 @@ class TurnDriver:
         running = record.status == "running" and not release
         lease = Lease(owner=self.owner, expires_at=time.time() + self._lease_s) if running else None
         updated = record.model_copy(update={"updated_at": now_iso(), "lease": lease})
-        stored = await self._store.commit(updated, events, messages)
+        carried = self._carry
+        self._carry = None
+        if carried is not None:
+            events = [*carried.events, *events]
+        stored = await self._store.commit(updated, events, [*carried.messages, *messages] if carried else messages)
         conversation = self._conversation
-        if conversation is not None and conversation.end == record.message_count and messages:
+        if conversation is not None and conversation.end == stored.message_count - len(messages):
             conversation.append(messages)
             self._conversations.remember(record.id, conversation)
         self.events += events
@@ -185,9 +197,11 @@ class TurnDriver:
 
     async def conversation(self, record: SessionRecord) -> Conversation:
         """The session's conversation as `record` has it (loaded once per driver, then kept up to date)."""
+        carried = self._carry.messages if self._carry is not None else ()
         kept = self._conversation
-        if kept is None or kept.end != record.message_count or kept.start != record.history_start:
+        if kept is None or kept.end != record.message_count + len(carried) or kept.start != record.history_start:
             kept = self._conversation = await self._conversations.load(self._store, record)
+            kept.append(carried)  # settled, not stored yet: the next write stores them
         return kept
 
     def start_turn(self, record: SessionRecord, sent: TurnInput) -> Write:
@@ -636,7 +650,7 @@ class TurnDriver:
                 return outcome.questions
             output = to_json_value(outcome.value)
             if tool.output_schema is not None:
-                jsonschema.validate(output, tool.output_schema)
+                schema_validator(tool.output_schema).validate(output)
             model_output = output if tool.to_model_output is None else to_json_value(tool.to_model_output(output))
         except pydantic.ValidationError as exc:
             output = model_output = f"Invalid input for tool {tool.name!r}: {describe_validation_error(exc)}"
@@ -793,6 +807,11 @@ class TurnDriver:
         if then is not None:
             more = then(record)
             record, events, messages = more.record, events + more.events, messages + list(more.messages)
+        elif not rerun:
+            # Nothing ran: the results come from answers already stored, so settling again after a
+            # crash gives the same ones. They ride with the next step's write (one write fewer).
+            self._carry = Write(record, events, messages)
+            return record
         return await self.commit(record, events, messages=messages)
 
 

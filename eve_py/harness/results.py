@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 
-import jsonschema
-
 from eve_py._json import JsonSchema, JsonValue
 from eve_py.events import Event
 from eve_py.events.payloads import ActionResultData, ActionResultError, ActionResultStatus, ToolResultAction
 from eve_py.harness.stamp import stamp
 from eve_py.models.messages import AssistantMessage, ToolCallPart, ToolMessage, ToolResultPart
+from eve_py.parking.answers import schema_validator
 from eve_py.parking.batch import PendingStep
 from eve_py.runtime.tools import ResolvedTool
 from eve_py.sessions.record import TurnState
@@ -58,7 +57,7 @@ def action_result(
 
 def input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
     """Why the call's input does not fit the tool's input schema, or None when it does."""
-    errors = sorted(jsonschema.Draft202012Validator(tool.input_schema).iter_errors(call.input), key=str)
+    errors = sorted(schema_validator(tool.input_schema).iter_errors(call.input), key=str)
     if not errors:
         return None
     error = errors[0]
@@ -78,7 +77,7 @@ def structured_result(text: str, schema: JsonSchema) -> tuple[JsonValue, str | N
         value: JsonValue = json.loads(raw)
     except json.JSONDecodeError:
         return None, "The model's final answer is not JSON, but the turn asked for a result matching its outputSchema."
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=str)
+    errors = sorted(schema_validator(schema).iter_errors(value), key=str)
     if errors:
         where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
         return None, f"The model's final answer fails the turn's outputSchema at {where}: {errors[0].message}"

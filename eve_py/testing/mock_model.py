@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -56,7 +56,12 @@ class MockToolResult:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MockModelRequest:
-    """What a responder sees: the request a real model would get, plus conveniences."""
+    """What a responder sees: the request a real model would get, plus conveniences.
+
+    The conveniences are read from `messages` when asked for; those about the latest user
+    message read only the conversation's tail, so a long session does not slow a responder that
+    looks at the current turn.
+    """
 
     messages: Sequence[Message]
     """The conversation exactly as a real model would be sent it."""
@@ -64,12 +69,24 @@ class MockModelRequest:
     """The system prompt."""
     tools: Sequence[MockTool]
     """The tools offered."""
-    user_messages: Sequence[str]
-    """Every user message's text, oldest first."""
-    last_user_message: str | None
-    """The latest user message's text, or None."""
-    tool_results: Sequence[MockToolResult]
-    """Every tool result in the conversation, oldest first."""
+
+    @property
+    def user_messages(self) -> list[str]:
+        """Every user message's text, oldest first."""
+        return [m.content for m in self.messages if isinstance(m, UserMessage)]
+
+    @property
+    def last_user_message(self) -> str | None:
+        """The latest user message's text, or None."""
+        for message in reversed(self.messages):
+            if isinstance(message, UserMessage):
+                return message.content
+        return None
+
+    @property
+    def tool_results(self) -> list[MockToolResult]:
+        """Every tool result in the conversation, oldest first."""
+        return _results(self.messages)
 
     def results_for(self, tool_name: str) -> list[MockToolResult]:
         """The results of calls to `tool_name`, oldest first."""
@@ -78,21 +95,29 @@ class MockModelRequest:
     @property
     def last_tool_result(self) -> MockToolResult | None:
         """The newest tool result, or None."""
-        return self.tool_results[-1] if self.tool_results else None
+        for message in reversed(self.messages):
+            if isinstance(message, ToolMessage) and message.content:
+                return _results([message])[-1]
+        return None
 
     @property
     def tool_results_since_last_user_message(self) -> list[MockToolResult]:
         """Tool results that arrived after the latest user message, oldest first."""
-        results: list[MockToolResult] = []
-        for message in self.messages:
+        tail: list[Message] = []
+        for message in reversed(self.messages):
             if isinstance(message, UserMessage):
-                results = []
-            elif isinstance(message, ToolMessage):
-                results += [
-                    MockToolResult(id=p.tool_call_id, name=p.tool_name, output=p.output, is_error=p.is_error)
-                    for p in message.content
-                ]
-        return results
+                break
+            tail.append(message)
+        return _results(reversed(tail))
+
+
+def _results(messages: Iterable[Message]) -> list[MockToolResult]:
+    return [
+        MockToolResult(id=p.tool_call_id, name=p.tool_name, output=p.output, is_error=p.is_error)
+        for message in messages
+        if isinstance(message, ToolMessage)
+        for p in message.content
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +178,14 @@ class MockModel:
             raise ModelError(f"MockModel responder must return str or MockResponse, got {type(answer).__name__}")
         if not answer.text and not answer.tool_calls:
             raise ModelError("MockModel responder returned neither text nor tool calls")
-        step = sum(isinstance(m, AssistantMessage) for m in request.messages)
-        used = {c.tool_call_id for m in request.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+        step = sum(1 for m in request.messages if m.role == "assistant")
+        # Derived ids are unique by construction; only ids a responder chose can repeat one.
+        chosen = any(call.id is not None for call in answer.tool_calls)
+        used = (
+            {c.tool_call_id for m in request.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+            if chosen
+            else set()
+        )
         calls: list[ModelToolCall] = []
         for index, call in enumerate(answer.tool_calls):
             call_id = call.id or f"mock-call-{step}-{index}"
@@ -172,18 +203,8 @@ class MockModel:
 
 
 def _mock_request(request: ModelRequest) -> MockModelRequest:
-    users = [m.content for m in request.messages if isinstance(m, UserMessage)]
-    results = [
-        MockToolResult(id=part.tool_call_id, name=part.tool_name, output=part.output, is_error=part.is_error)
-        for message in request.messages
-        if isinstance(message, ToolMessage)
-        for part in message.content
-    ]
     return MockModelRequest(
         messages=list(request.messages),
         instructions=request.instructions,
         tools=[MockTool(name=t.name, description=t.description, input_schema=t.input_schema) for t in request.tools],
-        user_messages=users,
-        last_user_message=users[-1] if users else None,
-        tool_results=results,
     )

@@ -250,7 +250,8 @@ class _CrashOnSettle(SQLiteSessionStore):
     async def commit(
         self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
     ) -> SessionRecord:
-        if record.pending is None and record.status == "running" and record.turn and record.turn.steps == 1:
+        # The settled step is written with the next step (the turn's second): die before that write.
+        if record.pending is None and record.status == "running" and record.turn and record.turn.steps == 2:
             raise _Crash
         return await super().commit(record, events, messages)
 
