@@ -82,9 +82,10 @@ class SQLiteSessionStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+        _check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
-        _set_up(self._db, self.path)
+        self._db.executescript(_SCHEMA)
         self._rowids: dict[str, int] = {}
 
     @classmethod
@@ -235,8 +236,8 @@ def _append(db: sqlite3.Connection, table: str, rowid: int, first: int, rows: Se
     )
 
 
-def _set_up(db: sqlite3.Connection, path: Path) -> None:
-    """Create the schema in a new file; refuse a file of another schema version.
+def _check_schema(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a file of another schema version (a new or empty file passes).
 
     Raises:
         StoreSchemaError: The file holds sessions of another eve-py version.
@@ -249,4 +250,3 @@ def _set_up(db: sqlite3.Connection, path: Path) -> None:
             f"reads schema {SCHEMA_VERSION}. Use a new file (--store), or finish those sessions with the "
             "eve-py that wrote them."
         )
-    db.executescript(_SCHEMA)
