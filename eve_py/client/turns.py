@@ -26,9 +26,7 @@ def open_requests(events: Iterable[AnyEvent]) -> list[InputRequest]:
     requests: dict[str, InputRequest] = {}
     for event in events:
         if isinstance(event, InputRequested):
-            extensions = event.data.extensions or {}
-            for request in event.data.requests:
-                requests[request.request_id] = InputRequest.from_eve(request, extensions.get(request.request_id))
+            requests.update((request.request_id, request) for request in event.data.input_requests())
         elif isinstance(event, InputResolved):
             for resolution in event.data.resolutions:
                 requests.pop(resolution.request_id, None)

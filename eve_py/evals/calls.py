@@ -76,9 +76,7 @@ def collect_tool_calls(events: Sequence[AnyEvent], conversation: Sequence[Messag
             for action in event.data.actions:
                 ensure(action.call_id, action.tool_name, action.input)
         elif isinstance(event, InputRequested):
-            extensions = event.data.extensions or {}
-            for wire in event.data.requests:
-                request = InputRequest.from_eve(wire, extensions.get(wire.request_id))
+            for request in event.data.input_requests():
                 builder = ensure(request.action.call_id, request.action.tool_name, request.action.input)
                 builder.request_kind = request.kind
                 if request.kind in ("question", "client-tool"):

@@ -7,7 +7,8 @@ from a newer eve server, or one that carries eve-py's extensions, survives a rea
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from collections.abc import Sequence
+from typing import Any, Literal, Self, TypeAlias
 
 from pydantic import ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
@@ -16,6 +17,7 @@ from eve_py._wire import WireModel
 from eve_py.parking.requests import (
     EveInputRequest,
     EveRequestKind,
+    InputRequest,
     InputResponse,
     RequestExtension,
     ToolCallAction,
@@ -224,6 +226,23 @@ class InputRequestedData(_StepScoped):
 
     requests: list[EveInputRequest]
     extensions: dict[str, RequestExtension] | None = None
+
+    @classmethod
+    def of(cls, requests: Sequence[InputRequest], *, sequence: int, turn_id: str, step_index: int) -> Self:
+        """The payload for a batch of eve-py requests: each projected to eve's shape, the rest as extensions."""
+        extensions = {r.request_id: ext for r in requests if (ext := r.extension()) is not None}
+        return cls(
+            sequence=sequence,
+            turn_id=turn_id,
+            step_index=step_index,
+            requests=[r.to_eve() for r in requests],
+            extensions=extensions or None,
+        )
+
+    def input_requests(self) -> list[InputRequest]:
+        """The batch as eve-py's requests again (eve's projection with its extension merged back)."""
+        extensions = self.extensions or {}
+        return [InputRequest.from_eve(r, extensions.get(r.request_id)) for r in self.requests]
 
 
 class InputResolution(EventData):

@@ -476,13 +476,8 @@ class TurnDriver:
         """Store `pending` as the session's open batch: `input.requested`, then `turn.waiting`."""
         turn = record.turn
         assert turn is not None
-        extensions = {r.request_id: ext for r in pending.requests if (ext := r.extension()) is not None}
-        requested = InputRequestedData(
-            sequence=turn.sequence,
-            turn_id=turn.turn_id,
-            step_index=pending.step_index,
-            requests=[r.to_eve() for r in pending.requests],
-            extensions=extensions or None,
+        requested = InputRequestedData.of(
+            pending.requests, sequence=turn.sequence, turn_id=turn.turn_id, step_index=pending.step_index
         )
         events.append(stamp(turn, requested))
         events.append(stamp(turn, TurnWaitingData(sequence=turn.sequence, turn_id=turn.turn_id)))
