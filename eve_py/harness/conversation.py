@@ -78,7 +78,8 @@ class ConversationCache:
     async def load(self, store: SessionStore, record: SessionRecord) -> Conversation:
         """The conversation as `record` has it: the cached part, plus what the log gained since.
 
-        Returns a copy the caller may extend; `remember` it after a commit.
+        Returns a conversation the caller may extend (the cache keeps its own copy); `remember` it
+        after a commit.
 
         Raises:
             SessionNotFoundError: No such session.
@@ -91,8 +92,8 @@ class ConversationCache:
         else:
             messages = await store.read_messages(record.id, record.history_start, record.message_count)
             conversation = Conversation(messages, start=record.history_start)
-        self.remember(record.id, conversation)
-        return conversation.copy()
+        self.remember(record.id, conversation)  # keeps a copy: this one is the caller's to extend
+        return conversation
 
     def remember(self, session_id: str, conversation: Conversation) -> None:
         """Keep a (copy of a) conversation as the session's current one."""
