@@ -58,7 +58,7 @@ from eve_py.resolvers import (
     ElicitationResult,
     Resolve,
 )
-from eve_py.runtime import ResolvedTool, resolve_tool
+from eve_py.tools import ResolvedTool, resolve_tool
 
 __all__ = (
     "AcceptedElicitation",

@@ -12,8 +12,8 @@ from eve_py.compiler.app import compile_app_definitions
 from eve_py.compiler.discovery import ImportTimedOut, LoadFailure, import_timeout, load_module
 from eve_py.errors import ModelConfigurationError
 from eve_py.models.base import Model
-from eve_py.runtime.ask_question import FRAMEWORK_TOOLS
-from eve_py.runtime.tools import ResolvedTool, resolve_tool
+from eve_py.tools.ask_question import FRAMEWORK_TOOLS
+from eve_py.tools.resolved import ResolvedTool, resolve_tool
 
 __all__ = ("Agent", "load_agent", "load_mock_model")
 

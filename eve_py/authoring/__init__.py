@@ -1,7 +1,6 @@
 """Authoring API: what an app's `agent/` files call."""
 
 from eve_py.authoring.agent import AgentDefinition, define_agent
-from eve_py.authoring.context import ApprovalContext, ToolContext
 from eve_py.authoring.definition import (
     ApprovalPolicy,
     DisabledTool,
@@ -10,6 +9,7 @@ from eve_py.authoring.definition import (
     define_tool,
     disable_tool,
 )
+from eve_py.context import ApprovalContext, ToolContext
 
 __all__ = (
     "AgentDefinition",

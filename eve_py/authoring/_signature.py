@@ -18,7 +18,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, create_model
 
 from eve_py._json import JsonSchema
-from eve_py.authoring.context import ToolContext
+from eve_py.context import ToolContext
 from eve_py.errors import ToolDefinitionError
 from eve_py.resolvers.plan import (
     Dependency,

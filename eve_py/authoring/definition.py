@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from eve_py._json import JsonSchema, JsonValue
 from eve_py.authoring._signature import ExecutorPlan, plan_executor
-from eve_py.authoring.context import ApprovalContext
+from eve_py.context import ApprovalContext
 from eve_py.errors import ToolDefinitionError
 
 __all__ = (

@@ -20,8 +20,8 @@ from eve_py.compiler.diagnostics import Diagnostic
 from eve_py.compiler.discovery import ImportTimedOut, LoadFailure, discover_tool_files, import_timeout, load_module
 from eve_py.compiler.manifest import AgentEntry, Manifest, ToolEntry
 from eve_py.errors import CompileError
-from eve_py.runtime.ask_question import FRAMEWORK_TOOLS
-from eve_py.runtime.tools import field_problems, tool_name_from_path
+from eve_py.tools.ask_question import FRAMEWORK_TOOLS
+from eve_py.tools.resolved import field_problems, tool_name_from_path
 
 __all__ = ("CompiledApp", "compile_app", "compile_app_definitions", "manifest_path", "save_manifest")
 

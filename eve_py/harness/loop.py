@@ -37,7 +37,7 @@ from eve_py._json import JsonValue, canonical_dumps, to_json_value
 from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
-from eve_py.authoring.context import ApprovalContext, ToolContext
+from eve_py.context import ApprovalContext, ToolContext
 from eve_py.errors import PairingError, SessionConflictError, ToolError
 from eve_py.events import AnyEvent, Event, new_id, now_iso
 from eve_py.events.payloads import (
@@ -83,9 +83,9 @@ from eve_py.parking.batch import PendingStep, QuestionRef
 from eve_py.parking.build import approval_request, client_request, elicitation_request
 from eve_py.parking.requests import InputRequest, ToolCallAction
 from eve_py.resolvers.solver import Question, RecordedOutcome
-from eve_py.runtime.tools import ResolvedTool
 from eve_py.sessions.record import Lease, SessionRecord, TurnInput, TurnState
 from eve_py.sessions.store import SessionStore
+from eve_py.tools.resolved import ResolvedTool
 
 __all__ = ("Committed", "EventListener", "TurnDriver", "TurnResult", "TurnStatus")
 

@@ -15,8 +15,8 @@ from eve_py.harness.stamp import stamp
 from eve_py.models.messages import AssistantMessage, ToolCallPart, ToolMessage, ToolResultPart
 from eve_py.parking.answers import schema_validator
 from eve_py.parking.batch import PendingStep
-from eve_py.runtime.tools import ResolvedTool
 from eve_py.sessions.record import TurnState
+from eve_py.tools.resolved import ResolvedTool
 
 __all__ = ("action_result", "error_result", "input_problem", "step_messages", "structured_result")
 

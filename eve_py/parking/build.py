@@ -5,8 +5,8 @@ from __future__ import annotations
 from eve_py.models.messages import ToolCallPart
 from eve_py.parking.requests import Display, InputOption, InputRequest, RequestKind, ToolCallAction
 from eve_py.resolvers.solver import Question
-from eve_py.runtime.ask_question import ASK_QUESTION_TOOL_NAME
-from eve_py.runtime.tools import ResolvedTool
+from eve_py.tools.ask_question import ASK_QUESTION_TOOL_NAME
+from eve_py.tools.resolved import ResolvedTool
 
 __all__ = ("APPROVAL_OPTIONS", "approval_request", "client_request", "elicitation_request")
 

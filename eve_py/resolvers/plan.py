@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from eve_py.authoring.context import ToolContext
+from eve_py.context import ToolContext
 from eve_py.errors import ToolDefinitionError
 from eve_py.resolvers.markers import (
     AcceptedElicitation,

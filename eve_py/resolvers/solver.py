@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from eve_py._json import JsonSchema, JsonValue, canonical_dumps
 from eve_py._wire import WireModel
-from eve_py.authoring.context import ToolContext
+from eve_py.context import ToolContext
 from eve_py.errors import ToolError
 from eve_py.resolvers.markers import AcceptedElicitation, CancelledElicitation, DeclinedElicitation, Elicit
 from eve_py.resolvers.plan import Dependency, ResolverNode

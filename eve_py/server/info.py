@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from eve_py.agent import Agent
-from eve_py.runtime.tools import ResolvedTool
+from eve_py.tools.resolved import ResolvedTool
 
 __all__ = ("AGENT_INFO_VERSION", "ROUTES", "agent_info", "health")
 

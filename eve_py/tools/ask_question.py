@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from eve_py._json import JsonSchema
-from eve_py.runtime.tools import ResolvedTool
+from eve_py.tools.resolved import ResolvedTool
 
 __all__ = (
     "ASK_QUESTION_INPUT_SCHEMA",

@@ -14,8 +14,8 @@ from typing import Any
 
 from eve_py._json import JsonSchema, JsonValue
 from eve_py.authoring._signature import ExecutorPlan, plan_executor
-from eve_py.authoring.context import ApprovalContext
 from eve_py.authoring.definition import ApprovalPolicy, ToolDefinition
+from eve_py.context import ApprovalContext
 from eve_py.errors import ToolDefinitionError, ToolResolutionError
 from eve_py.models.base import ToolSpec
 
