@@ -118,13 +118,18 @@ class Counting:
         return await self.inner.load(session_id)
 
     async def commit(
-        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
     ) -> SessionRecord:
         self.commits += 1
         self.json_bytes += len(record.model_dump_json(by_alias=True, exclude_none=True))
         self.json_bytes += sum(len(dump_event(e)) for e in events)
         self.json_bytes += sum(len(m.model_dump_json(by_alias=True, exclude_none=True)) for m in messages)
-        return await self.inner.commit(record, events, messages)
+        return await self.inner.commit(record, events, messages, durable=durable)
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         return await self.inner.read_events(session_id, start, stop)

@@ -36,7 +36,7 @@ from eve_py.client.errors import error_for
 from eve_py.client.turns import open_requests, summarize
 from eve_py.errors import ApiError, SessionStateError
 from eve_py.events import AnyEvent, is_turn_boundary, parse_event
-from eve_py.harness.loop import TurnResult
+from eve_py.harness.turn_result import TurnResult
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.sessions.record import SessionStatus, TurnState
 

@@ -15,7 +15,7 @@ from eve_py.events import (
     TurnFailed,
     TurnStarted,
 )
-from eve_py.harness.loop import TurnResult, TurnStatus
+from eve_py.harness.turn_result import TurnResult, TurnStatus
 from eve_py.parking.requests import InputRequest
 
 __all__ = ("open_requests", "summarize")

@@ -23,7 +23,7 @@ from eve_py.evals.calls import ToolCall, collect_tool_calls
 from eve_py.evals.matching import Expected, describe, matches, render_json
 from eve_py.events import ActionResult, AnyEvent, payload
 from eve_py.events.types import EVENT_TYPES
-from eve_py.harness.loop import TurnResult, TurnStatus
+from eve_py.harness.turn_result import TurnResult, TurnStatus
 from eve_py.models.messages import Message
 from eve_py.parking.answers import pick_field
 from eve_py.parking.requests import Display, InputRequest, InputResponse

@@ -18,29 +18,28 @@ from anyio.abc import TaskGroup
 
 from eve_py.events import Event
 from eve_py.events.payloads import ActionInputAppendedData, MessageAppendedData
-from eve_py.harness.stamp import stamp
 from eve_py.models.base import ModelDelta
 from eve_py.sessions.record import SessionRecord, TurnState
 
 if TYPE_CHECKING:
-    from eve_py.harness.loop import TurnDriver
+    from eve_py.harness.writes import Writer
 
 __all__ = ("DeltaWriter", "coalesce")
 
 
 class DeltaWriter:
-    """Stores one step's deltas through its driver's commits, in the order they arrived.
+    """Stores one step's deltas through its writer's commits, in the order they arrived.
 
     Args:
-        driver: Commits the writes (so each renews the lease and reaches the listener).
+        writer: Commits the writes (so each renews the lease and reaches the listener).
         turn: The turn the step belongs to (its coordinates and delivery ids).
         step_index: The step's index.
         lead: Events that must precede the first delta (`step.started`); the first write takes
             them out of this list, so what is left in it afterwards is still unwritten.
     """
 
-    def __init__(self, driver: TurnDriver, turn: TurnState, step_index: int, *, lead: list[Event]) -> None:
-        self._driver = driver
+    def __init__(self, writer: Writer, turn: TurnState, step_index: int, *, lead: list[Event]) -> None:
+        self._writer = writer
         self._turn = turn
         self._step_index = step_index
         self._lead = lead
@@ -98,7 +97,7 @@ class DeltaWriter:
                 # A write under way finishes even if the step is cancelled: the record must be
                 # the one stored, or the turn's next write would conflict with its own.
                 with anyio.CancelScope(shield=True):
-                    self.record = await self._driver.commit(self.record, events)
+                    self.record = await self._writer.commit(self.record, events, durable=False)
                 self._lead.clear()
             if self._closed:
                 return
@@ -120,7 +119,7 @@ def coalesce(turn: TurnState, step_index: int, deltas: list[ModelDelta], tool_na
     for first, texts in runs:
         text = "".join(texts)
         if first.kind == "text":
-            events.append(stamp(turn, MessageAppendedData(**coords, message_delta=text)))
+            events.append(turn.stamp(MessageAppendedData(**coords, message_delta=text)))
         else:
             appended = ActionInputAppendedData(
                 **coords,
@@ -128,5 +127,5 @@ def coalesce(turn: TurnState, step_index: int, deltas: list[ModelDelta], tool_na
                 tool_name=first.tool_name or tool_names.get(first.call_id or "", ""),
                 input_text_delta=text,
             )
-            events.append(stamp(turn, appended))
+            events.append(turn.stamp(appended))
     return events

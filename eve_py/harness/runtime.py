@@ -34,7 +34,6 @@ from eve_py.errors import (
     SessionEndedError,
     SessionNotWaitingError,
     SessionStateError,
-    UnknownRequestError,
 )
 from eve_py.events import Event, new_event, new_id, now_iso
 from eve_py.events.payloads import (
@@ -47,14 +46,15 @@ from eve_py.events.payloads import (
     TurnWaitingData,
 )
 from eve_py.harness.conversation import ConversationCache
-from eve_py.harness.loop import Committed, EventListener, TurnDriver, TurnResult, notify
-from eve_py.harness.stamp import stamp
+from eve_py.harness.loop import TurnDriver
+from eve_py.harness.turn_result import TurnResult
+from eve_py.harness.writes import Committed, EventListener, notify
 from eve_py.models.base import Model
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage
 from eve_py.models.registry import choose_model_spec, resolve_model
-from eve_py.parking import resolutions
-from eve_py.parking.answers import check_response
+from eve_py.parking.accept import accept_answers, answered_before
 from eve_py.parking.requests import InputRequest, InputResponse
+from eve_py.parking.settle import dismissed_event
 from eve_py.sessions.memory import MemorySessionStore
 from eve_py.sessions.record import SessionRecord, SessionStatus, TurnInput
 from eve_py.sessions.store import SessionStore
@@ -261,19 +261,13 @@ class Session:
         if record.status == "waiting" and pending is not None and record.turn is not None:
             # One write dismisses the batch and queues the message; settling the batch and starting
             # the new turn follow. A crash in between loses neither: resume() does both.
-            dismissed = InputResolvedData(
-                sequence=record.turn.sequence,
-                turn_id=pending.turn_id,
-                step_index=pending.step_index,
-                resolutions=resolutions.unanswered(pending.open_requests()),
-            )
-            claimed = record.model_copy(
-                update={"pending": pending.model_copy(update={"resolving": True}), "status": "running", "queued": sent}
-            )
-            record = await driver.commit(claimed, [stamp(record.turn, dismissed)])
+            dismissed = dismissed_event(record.turn, pending)
+            record = await driver.writer.commit(record.dismiss(sent), [dismissed], durable=False)
         else:
             started = driver.start_turn(record, sent)
-            record = await driver.commit(started.record, started.events, messages=started.messages)
+            record = await driver.writer.commit(
+                started.record, started.events, messages=started.messages, durable=False
+            )
         return await self._finish(driver, record)
 
     async def respond(
@@ -311,13 +305,12 @@ class Session:
         running_hint = " (a turn is running, or its worker died: call resume())" if record.status == "running" else ""
         parked = {r.request_id for r in pending.requests} if pending is not None else set()
         for response in checked_input:
-            earlier = pending is not None and (
-                response.request_id in pending.answers or response.request_id in pending.answered
-            )
+            earlier = answered_before(pending, response.request_id)
             # Only an id the batch does not hold sends us to the history (a refusal's path, so the
             # answer's path never reads the conversation).
             if not earlier and response.request_id not in parked:
-                earlier = _answered_in((await driver.conversation(record)).messages, response.request_id)
+                conversation = await driver.writer.conversation(record)
+                earlier = _answered_in(conversation.messages, response.request_id)
             if earlier:
                 # Its call has its one result: answered, or settled without an answer (dismissed
                 # by a message, cancelled with its turn).
@@ -325,47 +318,22 @@ class Session:
                     f"Request {response.request_id!r} was already answered or withdrawn{running_hint}.",
                     request_id=response.request_id,
                 )
-        if record.status != "waiting" or pending is None:
+        if record.status != "waiting" or pending is None or record.turn is None:
             raise SessionNotWaitingError(
                 f"Session {self.id!r} is not waiting for input (status {record.status!r}){running_hint}.",
                 status=record.status,
             )
-        by_id = {request.request_id: request for request in pending.requests}
-        accepted = {}
-        for response in checked_input:
-            request_id = response.request_id
-            if request_id in accepted:
-                raise RequestAlreadyAnsweredError(
-                    f"Request {request_id!r} was already answered.", request_id=request_id
-                )
-            request = by_id.get(request_id)
-            if request is None:
-                open_ids = [r.request_id for r in pending.open_requests()]
-                raise UnknownRequestError(
-                    f"Unknown request id {request_id!r}; the open requests are {open_ids}.", request_id=request_id
-                )
-            accepted[request_id] = check_response(request, response)
-        answers = {**pending.answers, **accepted}
-        settled = pending.ready(answers)
-        updated = pending.model_copy(update={"answers": answers, "resolving": settled})
-        turn = record.turn
-        assert turn is not None
-        resolved = resolutions.answered(pending.requests, accepted)
-        if settled:
-            resolved += resolutions.unanswered(updated.open_requests())
+        accepted = accept_answers(pending, checked_input)
+        turn = record.turn.with_context(_context_text(client_context), output_schema)
         coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
-        events = [stamp(turn, InputResolvedData(**coords, step_index=pending.step_index, resolutions=resolved))]
-        if not settled:  # the rest of the batch is still awaited: the turn parks again
-            events.append(stamp(turn, TurnWaitingData(**coords)))
-        if client_context is not None:
-            turn = turn.model_copy(update={"client_context": _context_text(client_context)})
-        if output_schema is not None:
-            turn = turn.model_copy(update={"output_schema": output_schema})
-        update: dict[str, Any] = {"pending": updated, "status": "running" if settled else "waiting", "turn": turn}
-        if settled:
-            update["turn"] = turn.model_copy(update={"status": "running"})
-        record = await driver.commit(record.model_copy(update=update), events)
-        if not settled:
+        resolved = InputResolvedData(**coords, step_index=pending.step_index, resolutions=accepted.resolutions)
+        events = [turn.stamp(resolved)]
+        if not accepted.settled:  # the rest of the batch is still awaited: the turn parks again
+            events.append(turn.stamp(TurnWaitingData(**coords)))
+        answered = record.with_turn(turn).answer(accepted.pending, settled=accepted.settled)
+        # Settled, the answers are synced by the call's last write; not settled, this write is the last.
+        record = await driver.writer.commit(answered, events, durable=not accepted.settled)
+        if not accepted.settled:
             self._record = record
             return driver.result(record, "waiting")
         return await self._finish(driver, record)
@@ -403,7 +371,7 @@ class Session:
         turn = record.turn
         if turn is not None and turn.status == "failed":
             return driver.result(record, "failed", turn.error)
-        conversation = await driver.conversation(record)
+        conversation = await driver.writer.conversation(record)
         return replace(driver.result(record, "completed"), message=_last_assistant_text(conversation.messages))
 
     async def cancel(self) -> bool:
@@ -455,8 +423,7 @@ class Session:
             new_event(ContextClearedData(sequence=sequence, turn_id=turn_id, session_id=self.id)),
             new_event(SessionWaitingData()),
         ]
-        cleared = record.model_copy(update={"history_start": record.message_count})
-        self._record = await self._runtime._driver().commit(cleared, events)
+        self._record = await self._runtime._driver().writer.commit(record.clear(), events)
 
     async def reset(self) -> bool:
         """Retire the session for good (eve's `reset`): `session.completed`; later sends are refused.
@@ -480,8 +447,7 @@ class Session:
         if record.status == "waiting":
             await self.cancel()
             record = await self._runtime.store.load(self.id)
-        ended = record.model_copy(update={"status": "ended", "queued": None})
-        self._record = await self._runtime._driver().commit(ended, [new_event(SessionCompletedData())])
+        self._record = await self._runtime._driver().writer.commit(record.end(), [new_event(SessionCompletedData())])
         return True
 
     async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:

@@ -40,8 +40,6 @@ class PendingStep(WireModel):
     """The batch: one request per parked call, in call order."""
     answers: dict[str, InputResponse] = Field(default_factory=dict)
     """Checked answers by request id, durable as soon as they are accepted."""
-    resolving: bool = False
-    """True once every required answer is in: results are being computed and appended."""
     questions: dict[str, QuestionRef] = Field(default_factory=dict)
     """For each `elicitation` request of the batch, by request id: the question it asks."""
     approved_calls: list[str] = Field(default_factory=list)

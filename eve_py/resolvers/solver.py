@@ -15,10 +15,12 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-from collections.abc import Mapping, Sequence
+import typing
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+import anyio.from_thread
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
@@ -30,6 +32,8 @@ from eve_py.resolvers.markers import AcceptedElicitation, CancelledElicitation, 
 from eve_py.resolvers.plan import Dependency, ResolverNode
 
 __all__ = ("Question", "RecordedOutcome", "Resolution", "question_digest", "resolve_parameters")
+
+_T = TypeVar("_T")
 
 
 class _Accepted:
@@ -87,8 +91,20 @@ class _Pending:
 
 _PENDING = _Pending()
 
+_Call = tuple[ResolverNode, dict[str, Any]]
+"""A resolver the walk needs called, with its keyword arguments; the walk is sent its return value."""
+
+_Walk = Generator[_Call, Any, _T]
+
 
 class _Pass:
+    """One pass's walk, written once as generators that yield each resolver call they need.
+
+    The walk does no I/O itself: `_on_loop` and `_in_thread` drive it, so one walk serves a DAG
+    of async resolvers (no thread at all) and one with sync resolvers (one worker-thread hop for
+    the whole pass, async resolvers sent back to the loop).
+    """
+
     def __init__(self, arguments: Mapping[str, Any], ctx: ToolContext, recorded: Mapping[str, RecordedOutcome]) -> None:
         self.arguments = arguments
         self.ctx = ctx
@@ -96,7 +112,7 @@ class _Pass:
         self.cache: dict[object, _Outcome] = {}
         self.questions: dict[str, Question] = {}
 
-    async def outcome(self, node: ResolverNode) -> _Outcome | _Pending:
+    def outcome(self, node: ResolverNode) -> _Walk[_Outcome | _Pending]:
         if node.identity in self.cache:
             return self.cache[node.identity]
         if node.key in self.questions:
@@ -110,17 +126,14 @@ class _Pass:
                 kwargs[param.name] = self.arguments[param.name]
             else:
                 assert param.dependency is not None
-                value = await self.consume(param.name, param.dependency)
+                value = yield from self.consume(param.name, param.dependency)
                 if value is _PENDING:
                     waiting = True
                 else:
                     kwargs[param.name] = value
         if waiting:
             return _PENDING
-        if node.is_async:
-            result = await node.fn(**kwargs)
-        else:
-            result = await anyio.to_thread.run_sync(functools.partial(node.fn, **kwargs))
+        result = yield (node, kwargs)
         if isinstance(result, Elicit):
             restored = self._restore(node, result)
             if restored is None:
@@ -153,8 +166,8 @@ class _Pass:
         self.questions[node.key] = Question(key=node.key, message=marker.message, schema=schema, digest=digest)
         return None
 
-    async def consume(self, consumer: str, dependency: Dependency) -> Any:
-        outcome = await self.outcome(dependency.node)
+    def consume(self, consumer: str, dependency: Dependency) -> _Walk[Any]:
+        outcome = yield from self.outcome(dependency.node)
         if isinstance(outcome, _Pending):
             return outcome
         if dependency.wants_union:
@@ -164,6 +177,52 @@ class _Pass:
         if isinstance(outcome, _Accepted):
             return outcome.data
         raise ToolError(f"Resolver for parameter {consumer!r} could not resolve: elicitation was {outcome.action}")
+
+    def walk(self, params: Sequence[tuple[str, Dependency]]) -> _Walk[dict[str, Any]]:
+        values: dict[str, Any] = {}
+        for name, dependency in params:
+            value = yield from self.consume(name, dependency)
+            if value is not _PENDING:
+                values[name] = value
+        return values
+
+
+async def _on_loop(walk: _Walk[_T]) -> _T:
+    """Drive a walk whose resolvers are all async: each is awaited on the event loop."""
+    sent: Any = None
+    while True:
+        try:
+            node, kwargs = walk.send(sent)
+        except StopIteration as done:
+            return typing.cast(_T, done.value)
+        sent = await node.fn(**kwargs)
+
+
+def _in_thread(walk: _Walk[_T]) -> _T:
+    """Drive a walk in a worker thread: sync resolvers run here, async ones on the event loop."""
+    sent: Any = None
+    while True:
+        try:
+            node, kwargs = walk.send(sent)
+        except StopIteration as done:
+            return typing.cast(_T, done.value)
+        sent = anyio.from_thread.run(functools.partial(node.fn, **kwargs)) if node.is_async else node.fn(**kwargs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _has_sync_resolver(params: tuple[tuple[str, Dependency], ...]) -> bool:
+    """Whether any resolver the parameters reach is a plain (sync) function."""
+    seen: set[int] = set()
+    stack = [dependency.node for _, dependency in params]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if not node.is_async:
+            return True
+        stack += [param.dependency.node for param in node.params if param.dependency is not None]
+    return False
 
 
 async def resolve_parameters(
@@ -187,9 +246,11 @@ async def resolve_parameters(
         Exception: Whatever a resolver raises.
     """
     state = _Pass(arguments, ctx, recorded)
-    values: dict[str, Any] = {}
-    for name, dependency in params:
-        value = await state.consume(name, dependency)
-        if value is not _PENDING:
-            values[name] = value
+    params = tuple(params)
+    if _has_sync_resolver(params):
+        # One hop for the whole pass, not one per sync resolver: a thread hop costs far more
+        # than a typical resolver.
+        values = await anyio.to_thread.run_sync(_in_thread, state.walk(params))
+    else:
+        values = await _on_loop(state.walk(params))
     return Resolution(values=values, questions=list(state.questions.values()))

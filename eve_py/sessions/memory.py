@@ -46,7 +46,12 @@ class MemorySessionStore:
             raise SessionNotFoundError(session_id) from None
 
     async def commit(
-        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
     ) -> SessionRecord:
         """See `SessionStore.commit`. Atomic because nothing here awaits between check and write."""
         current = await self.load(record.id)
@@ -55,13 +60,7 @@ class MemorySessionStore:
                 f"Session {record.id!r} was changed by another writer (version {current.version}, "
                 f"this write was based on {record.version}); nothing was written."
             )
-        stored = record.model_copy(
-            update={
-                "version": record.version + 1,
-                "event_count": record.event_count + len(events),
-                "message_count": record.message_count + len(messages),
-            }
-        )
+        stored = record.stored(len(events), len(messages))
         self._records[record.id] = stored
         self._events[record.id] += events
         self._messages[record.id] += messages

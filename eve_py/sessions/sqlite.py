@@ -9,7 +9,8 @@ Several processes may share the file; the loser of a race gets `SessionConflictE
 runs in a worker thread, never on the event loop (`await SQLiteSessionStore.open(path)` opens
 the file there too; the constructor opens it on the caller's thread).
 
-The schema's version is the database's `user_version` (3). A file written by an earlier eve-py
+The schema's version is the database's `user_version` (4: the record no longer stores the
+session's status, derived from its turn's; the tables are those of 3). A file written by an earlier eve-py
 is refused with `StoreSchemaError` rather than read wrongly.
 """
 
@@ -34,7 +35,7 @@ __all__ = ("SCHEMA_VERSION", "SQLiteSessionStore")
 
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The database's `user_version` this store writes and reads."""
 
 _SCHEMA = f"""
@@ -84,7 +85,10 @@ class SQLiteSessionStore:
         self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
         _check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
+        self._synchronous: Literal["FULL", "NORMAL"] = "FULL" if synchronous == "FULL" else "NORMAL"
+        self._mode = self._synchronous
+        """The connection's `synchronous` setting now."""
+        self._db.execute(f"PRAGMA synchronous={self._mode}")
         self._db.executescript(_SCHEMA)
         self._rowids: dict[str, int] = {}
 
@@ -104,10 +108,17 @@ class SQLiteSessionStore:
 
         return await anyio.to_thread.run_sync(locked)
 
-    async def _write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
-        """Run `fn` in one `BEGIN IMMEDIATE` transaction: committed whole, or rolled back whole."""
+    async def _write(self, fn: Callable[[sqlite3.Connection], None], *, durable: bool = True) -> None:
+        """Run `fn` in one `BEGIN IMMEDIATE` transaction: committed whole, or rolled back whole.
+
+        `durable=False` commits without syncing when the store syncs every commit (`FULL`).
+        """
+        mode = self._synchronous if durable else "NORMAL"
 
         def transaction(db: sqlite3.Connection) -> None:
+            if mode != self._mode:  # a connection setting, changed between transactions only
+                db.execute(f"PRAGMA synchronous={mode}")
+                self._mode = mode
             db.execute("BEGIN IMMEDIATE")
             try:
                 fn(db)
@@ -162,16 +173,20 @@ class SQLiteSessionStore:
         return SessionRecord.model_validate_json(await self._run(read))
 
     async def commit(
-        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
     ) -> SessionRecord:
-        """See `SessionStore.commit`."""
-        stored = record.model_copy(
-            update={
-                "version": record.version + 1,
-                "event_count": record.event_count + len(events),
-                "message_count": record.message_count + len(messages),
-            }
-        )
+        """See `SessionStore.commit`.
+
+        With `synchronous="FULL"`, a durable write syncs the WAL before it returns; a write that is
+        not durable commits with `NORMAL` (no sync): the WAL is appended in order, so the next
+        durable write's sync covers it too, and a process crash loses neither.
+        """
+        stored = record.stored(len(events), len(messages))
         # Serialized before the lock: the JSON is the slow part, and it needs no database.
         row = (stored.version, stored.status, stored.updated_at, _dump(stored), record.id, record.version)
         event_rows = [dump_event(e) for e in events]
@@ -194,7 +209,7 @@ class SQLiteSessionStore:
             _append(db, "events", rowid, record.event_count, event_rows)
             _append(db, "messages", rowid, record.message_count, message_rows)
 
-        await self._write(write)
+        await self._write(write, durable=durable)
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:

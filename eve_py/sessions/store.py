@@ -39,13 +39,26 @@ class SessionStore(Protocol):
         ...
 
     async def commit(
-        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
     ) -> SessionRecord:
         """Replace the session's record with `record` if the stored version is still `record.version`.
 
         The stored record gets `version + 1`, `event_count + len(events)` and `message_count +
         len(messages)`; `events` are appended at indices `record.event_count, ...` and
         `messages` at `record.message_count, ...`. All or nothing.
+
+        Writes are kept in the order they were committed: a write is never on disk without
+        every write committed before it.
+
+        Args:
+            durable: True: the write is on disk (it survives a power loss) when this returns, as
+                far as the store's settings promise. False: it may be synced later, with the next
+                durable write; a store may treat every write as durable.
 
         Returns:
             The record as stored.

@@ -16,7 +16,7 @@ from eve_py.evals import EvalBackend, EvalResult, InProcessBackend, discover_eva
 from eve_py.evals.backend import InProcessSession
 from eve_py.events import ActionResult, AnyEvent, InputResolved, new_event
 from eve_py.events.payloads import ActionResultData, ToolResultAction
-from eve_py.harness.loop import TurnResult
+from eve_py.harness.turn_result import TurnResult
 from eve_py.models.base import Model
 from eve_py.models.messages import Message, ToolMessage
 from eve_py.parking.requests import InputResponse

@@ -36,7 +36,12 @@ class CommitRendezvousStore(SQLiteSessionStore):
         self.both = anyio.Event()
 
     async def commit(
-        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
     ) -> SessionRecord:
         if self.armed and any(event.type == "input.resolved" for event in events):
             self.arrived += 1
@@ -44,7 +49,7 @@ class CommitRendezvousStore(SQLiteSessionStore):
                 self.both.set()
             with anyio.fail_after(5):
                 await self.both.wait()
-        return await super().commit(record, events, messages)
+        return await super().commit(record, events, messages, durable=durable)
 
 
 def tool_results(messages: Sequence[Message], call_id: str) -> list[Any]:
@@ -248,12 +253,17 @@ class _CrashOnSettle(SQLiteSessionStore):
     """Dies before writing the settled step: the answer is stored, the turn never finished."""
 
     async def commit(
-        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
     ) -> SessionRecord:
         # The settled step is written with the next step (the turn's second): die before that write.
         if record.pending is None and record.status == "running" and record.turn and record.turn.steps == 2:
             raise _Crash
-        return await super().commit(record, events, messages)
+        return await super().commit(record, events, messages, durable=durable)
 
 
 async def test_a_turn_whose_worker_died_is_finished_when_a_restarted_server_is_asked_about_it(

@@ -22,7 +22,7 @@ def test_a_file_of_an_older_schema_is_refused_and_left_untouched(tmp_path: Path)
         db.execute("INSERT INTO sessions VALUES ('ses_1', 3, '{\"messages\": []}')")
     before = path.read_bytes()
 
-    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 3"):
+    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 4"):
         SQLiteSessionStore(path)
 
     assert path.read_bytes() == before

@@ -133,9 +133,14 @@ class BarrierStore:
         return record
 
     async def commit(
-        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
     ) -> SessionRecord:
-        return await self.inner.commit(record, events, messages)
+        return await self.inner.commit(record, events, messages, durable=durable)
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         return await self.inner.read_events(session_id, start, stop)
@@ -208,13 +213,18 @@ class CrashingStore:
         return await self.inner.load(session_id)
 
     async def commit(
-        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = ()
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
     ) -> SessionRecord:
         if self.armed:
             self.commits += 1
             if self.commits == self.crash_on:
                 raise Crash
-        return await self.inner.commit(record, events, messages)
+        return await self.inner.commit(record, events, messages, durable=durable)
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         return await self.inner.read_events(session_id, start, stop)

@@ -1,24 +1,21 @@
-"""A call's one result, as the model sees it and as the stream reports it; and a turn's structured result.
+"""A call's one result, as the model sees it (`ToolResultPart`) and as the stream reports it (`action.result`).
 
-Pure functions: they build `ToolResultPart`s, `action.result` events and step messages, and check
-inputs and final answers against JSON Schemas; nothing here writes or calls a model.
+Pure functions: they build results, `action.result` events and a step's messages, and check a
+call's input against its tool's schema; nothing here writes or calls a model.
 """
 
 from __future__ import annotations
 
-import json
-
-from eve_py._json import JsonSchema, JsonValue
+from eve_py._json import JsonValue
 from eve_py.events import Event
 from eve_py.events.payloads import ActionResultData, ActionResultError, ActionResultStatus, ToolResultAction
-from eve_py.harness.stamp import stamp
 from eve_py.models.messages import AssistantMessage, ToolCallPart, ToolMessage, ToolResultPart
 from eve_py.parking.answers import schema_validator
 from eve_py.parking.batch import PendingStep
 from eve_py.sessions.record import TurnState
 from eve_py.tools.resolved import ResolvedTool
 
-__all__ = ("action_result", "error_result", "input_problem", "step_messages", "structured_result")
+__all__ = ("action_result", "error_result", "input_problem", "step_messages")
 
 
 def step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:
@@ -28,6 +25,7 @@ def step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:
 
 
 def error_result(call: ToolCallPart, message: str) -> ToolResultPart:
+    """The one error result `call` gets when it cannot run (the model reads `message`)."""
     return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True)
 
 
@@ -52,7 +50,7 @@ def action_result(
     data = ActionResultData(
         sequence=turn.sequence, turn_id=turn.turn_id, step_index=step_index, result=result, status=status, error=error
     )
-    return stamp(turn, data)
+    return turn.stamp(data)
 
 
 def input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
@@ -66,19 +64,3 @@ def input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
         f"Invalid input for tool {tool.name!r} at {where}: {error.message}. "
         "Call it again with input matching its schema."
     )
-
-
-def structured_result(text: str, schema: JsonSchema) -> tuple[JsonValue, str | None]:
-    """A final answer read as the turn's structured result: (value, None), or (None, why it is not one)."""
-    raw = text.strip()
-    if raw.startswith("```"):
-        raw = raw.strip("`").removeprefix("json").strip()
-    try:
-        value: JsonValue = json.loads(raw)
-    except json.JSONDecodeError:
-        return None, "The model's final answer is not JSON, but the turn asked for a result matching its outputSchema."
-    errors = sorted(schema_validator(schema).iter_errors(value), key=str)
-    if errors:
-        where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
-        return None, f"The model's final answer fails the turn's outputSchema at {where}: {errors[0].message}"
-    return value, None
