@@ -43,7 +43,8 @@ from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, SessionError, UsageError
 from eve_py.events import ActionResult, AnyEvent, MessageAppended, MessageCompleted, TurnFailed, dump_event
-from eve_py.harness.runtime import Runtime, Session
+from eve_py.harness.runtime import Runtime
+from eve_py.harness.session import Session
 from eve_py.harness.turn_result import TurnResult
 from eve_py.harness.writes import Committed
 from eve_py.models.base import Model

@@ -15,7 +15,8 @@ from typing import Protocol
 from eve_py.agent import Agent
 from eve_py.client import Client
 from eve_py.events import AnyEvent
-from eve_py.harness.runtime import Runtime, Session
+from eve_py.harness.runtime import Runtime
+from eve_py.harness.session import Session
 from eve_py.harness.turn_result import TurnResult
 from eve_py.models.base import Model
 from eve_py.models.messages import Message

@@ -8,7 +8,8 @@ whether an answer is accepted, how a batch settles) are pure functions in `eve_p
 
 from eve_py.events import Event, EventMeta
 from eve_py.harness.pairing import check_pairing
-from eve_py.harness.runtime import Runtime, Session
+from eve_py.harness.runtime import Runtime
+from eve_py.harness.session import Session
 from eve_py.harness.turn_result import TurnResult, TurnStatus
 from eve_py.harness.writes import Committed, EventListener
 

@@ -27,7 +27,8 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from eve_py.errors import ApiError, SessionConflictError, SessionStateError
 from eve_py.events import Event, TurnStarted
-from eve_py.harness.runtime import Runtime, Session
+from eve_py.harness.runtime import Runtime
+from eve_py.harness.session import Session
 from eve_py.harness.writes import Committed, EventListener
 from eve_py.server.hub import Hub
 
