@@ -69,6 +69,8 @@ class Point:
     framework_ms_per_cycle: float
     """`ms_per_cycle` less the time spent inside the (mock) model's `request`."""
     commits_per_cycle: float
+    durable_per_cycle: float
+    """Durable commits: with `synchronous=FULL`, each is one fsync of the WAL (the others sync with them)."""
     json_bytes_per_cycle: float
     disk_bytes_per_cycle: float
 
@@ -109,6 +111,7 @@ class Counting:
     def __init__(self, inner: SessionStore) -> None:
         self.inner = inner
         self.commits = 0
+        self.durable = 0
         self.json_bytes = 0
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
@@ -126,6 +129,7 @@ class Counting:
         durable: bool = True,
     ) -> SessionRecord:
         self.commits += 1
+        self.durable += durable
         self.json_bytes += len(record.model_dump_json(by_alias=True, exclude_none=True))
         self.json_bytes += sum(len(dump_event(e)) for e in events)
         self.json_bytes += sum(len(m.model_dump_json(by_alias=True, exclude_none=True)) for m in messages)
@@ -163,7 +167,8 @@ async def _eve_points(
         while done < length:
             await _eve_cycle(runtime, session.id)
             done += 1
-        commits, json_bytes, disk, modelled = store.commits, store.json_bytes, _written(), model.seconds
+        commits, durable, json_bytes = store.commits, store.durable, store.json_bytes
+        disk, modelled = _written(), model.seconds
         started = time.perf_counter()
         for _ in range(cycles):
             await _eve_cycle(runtime, session.id)
@@ -176,6 +181,7 @@ async def _eve_points(
                 ms_per_cycle=round(elapsed * 1000 / cycles, 3),
                 framework_ms_per_cycle=round((elapsed - (model.seconds - modelled)) * 1000 / cycles, 3),
                 commits_per_cycle=round((store.commits - commits) / cycles, 2),
+                durable_per_cycle=round((store.durable - durable) / cycles, 2),
                 json_bytes_per_cycle=round((store.json_bytes - json_bytes) / cycles),
                 disk_bytes_per_cycle=round((_written() - disk) / cycles),
             )
@@ -248,6 +254,7 @@ def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Poi
                 ms_per_cycle=round(elapsed * 1000 / cycles, 3),
                 framework_ms_per_cycle=round(elapsed * 1000 / cycles, 3),
                 commits_per_cycle=float("nan"),
+                durable_per_cycle=float("nan"),
                 json_bytes_per_cycle=float("nan"),
                 disk_bytes_per_cycle=round((_written() - disk) / cycles),
             )
@@ -279,14 +286,15 @@ def _print(points: list[Point]) -> None:
         by_config.setdefault(point.config, []).append(point)
     print(
         f"{'configuration':<17} {'history':>7} {'ms/cycle':>9} {'framework':>9} {'x shortest':>10} "
-        f"{'commits':>8} {'JSON B':>8} {'disk B':>9}"
+        f"{'commits':>8} {'durable':>8} {'JSON B':>8} {'disk B':>9}"
     )
     for config, series in by_config.items():
         base = series[0].framework_ms_per_cycle
         for p in series:
             print(
                 f"{config:<17} {p.history:>7} {p.ms_per_cycle:>9.2f} {p.framework_ms_per_cycle:>9.2f} "
-                f"{p.framework_ms_per_cycle / base:>10.2f} {p.commits_per_cycle:>8} {p.json_bytes_per_cycle:>8} "
+                f"{p.framework_ms_per_cycle / base:>10.2f} {p.commits_per_cycle:>8} {p.durable_per_cycle:>8} "
+                f"{p.json_bytes_per_cycle:>8} "
                 f"{p.disk_bytes_per_cycle:>9}"
             )
     print("(framework: ms/cycle less the mock model's own time; x shortest compares framework times)")

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
@@ -17,6 +18,8 @@ from eve_py._json import JsonObject, JsonValue
 from eve_py._wire import WireModel
 
 __all__ = (
+    "dump_message",
+    "load_messages",
     "AssistantMessage",
     "Message",
     "MessagesAdapter",
@@ -93,3 +96,19 @@ Message: TypeAlias = Annotated[UserMessage | AssistantMessage | ToolMessage, Fie
 
 MessagesAdapter: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 """Validates and dumps a whole conversation."""
+
+_MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
+
+
+def dump_message(message: Message) -> str:
+    """A message as the JSON a store keeps (camelCase keys, unset optional fields left out)."""
+    return _MESSAGE.dump_json(message, by_alias=True, exclude_none=True).decode()
+
+
+def load_messages(rows: Sequence[str]) -> list[Message]:
+    """Messages from the JSON `dump_message` made, in one validation.
+
+    Raises:
+        pydantic.ValidationError: A row is not such a message.
+    """
+    return MessagesAdapter.validate_json("[" + ",".join(rows) + "]")

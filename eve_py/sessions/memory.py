@@ -1,23 +1,22 @@
 """`MemorySessionStore`: the `SessionStore` for tests and notebooks; lost when the process ends.
 
 It keeps the same shape as the SQLite store: a small record per session (frozen, replaced on
-every write) and two append-only lists of frozen messages and events. A write never copies the
-history.
+every write) and two append-only logs of messages and events, kept as their JSON text as the
+SQLite store keeps them. A write never copies the history, and a long log is a list of strings:
+Python's garbage collector does not walk strings, so a session's age does not slow every
+collection (as a log of model objects, each a web of dicts and lists, would).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
 
 from eve_py.errors import SessionConflictError, SessionNotFoundError
-from eve_py.events import Event
-from eve_py.models.messages import Message
+from eve_py.events import Event, dump_event, load_event
+from eve_py.models.messages import Message, dump_message, load_messages
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("MemorySessionStore",)
-
-_T = TypeVar("_T")
 
 
 class MemorySessionStore:
@@ -25,8 +24,8 @@ class MemorySessionStore:
 
     def __init__(self) -> None:
         self._records: dict[str, SessionRecord] = {}
-        self._events: dict[str, list[Event]] = {}
-        self._messages: dict[str, list[Message]] = {}
+        self._events: dict[str, list[str]] = {}
+        self._messages: dict[str, list[str]] = {}
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
@@ -34,7 +33,7 @@ class MemorySessionStore:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")
         stored = record.model_copy(update={"version": 1, "event_count": len(events), "message_count": 0})
         self._records[record.id] = stored
-        self._events[record.id] = list(events)
+        self._events[record.id] = [dump_event(e) for e in events]
         self._messages[record.id] = []
         return stored
 
@@ -62,23 +61,23 @@ class MemorySessionStore:
             )
         stored = record.stored(len(events), len(messages))
         self._records[record.id] = stored
-        self._events[record.id] += events
-        self._messages[record.id] += messages
+        self._events[record.id] += [dump_event(e) for e in events]
+        self._messages[record.id] += [dump_message(m) for m in messages]
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """See `SessionStore.read_events`."""
-        return _window(self._events, session_id, start, stop)
+        return [load_event(raw) for raw in _window(self._events, session_id, start, stop)]
 
     async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
         """See `SessionStore.read_messages`."""
-        return _window(self._messages, session_id, start, stop)
+        return load_messages(_window(self._messages, session_id, start, stop))
 
     async def aclose(self) -> None:
         """Nothing to release."""
 
 
-def _window(logs: dict[str, list[_T]], session_id: str, start: int, stop: int | None) -> list[_T]:
+def _window(logs: dict[str, list[str]], session_id: str, start: int, stop: int | None) -> list[str]:
     """Indices, not Python slicing: a negative start or stop means 0, as in the SQLite store."""
     if session_id not in logs:
         raise SessionNotFoundError(session_id)

@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 import anyio.to_thread
-from pydantic import TypeAdapter
 
 from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError
 from eve_py.events import Event, dump_event, load_event
-from eve_py.models.messages import Message
+from eve_py.models.messages import Message, dump_message, load_messages
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("SCHEMA_VERSION", "SQLiteSessionStore")
@@ -61,8 +60,6 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 PRAGMA user_version = {SCHEMA_VERSION};
 """
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
-_MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 
 
 class SQLiteSessionStore:
@@ -190,7 +187,7 @@ class SQLiteSessionStore:
         # Serialized before the lock: the JSON is the slow part, and it needs no database.
         row = (stored.version, stored.status, stored.updated_at, _dump(stored), record.id, record.version)
         event_rows = [dump_event(e) for e in events]
-        message_rows = [_MESSAGE.dump_json(m, by_alias=True, exclude_none=True).decode() for m in messages]
+        message_rows = [dump_message(m) for m in messages]
 
         def write(db: sqlite3.Connection) -> None:
             cursor = db.execute(
@@ -220,7 +217,7 @@ class SQLiteSessionStore:
     async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
         """See `SessionStore.read_messages`."""
         rows = await self._run(lambda db: self._read(db, "messages", session_id, start, stop))
-        return _MESSAGES.validate_json("[" + ",".join(rows) + "]")
+        return load_messages(rows)
 
     def _read(self, db: sqlite3.Connection, table: str, session_id: str, start: int, stop: int | None) -> list[str]:
         rowid = self._rowid(db, session_id)
