@@ -191,7 +191,8 @@ async def _eve_points(
     return points
 
 
-def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Point]:
+def _langgraph_cycle(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """LangGraph's version of one cycle on a `SqliteSaver` at `path` (WAL, `synchronous=FULL`), and its closer."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import END, START, StateGraph
@@ -224,7 +225,7 @@ def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Poi
     builder.add_node("turn", turn)
     builder.add_edge(START, "turn")
     builder.add_edge("turn", END)
-    connection = sqlite3.connect(folder / "langgraph.db", check_same_thread=False)
+    connection = sqlite3.connect(path, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=FULL")
     saver = SqliteSaver(connection)
@@ -235,6 +236,11 @@ def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Poi
         graph.invoke({"messages": [HumanMessage(content=MESSAGE)]}, config)  # parks on interrupt()
         graph.invoke(Command(resume=ANSWER["pickedIds"][0]), config)
 
+    return cycle, connection.close
+
+
+def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Point]:
+    cycle, close = _langgraph_cycle(folder / "langgraph.db")
     points = []
     done = 0
     for length in lengths:
@@ -260,8 +266,36 @@ def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Poi
             )
         )
         print(f"  langgraph-sqlite history {length:>5}: {points[-1].ms_per_cycle:8.2f} ms/cycle", file=sys.stderr)
-    connection.close()
+    close()
     return points
+
+
+async def _short_sessions(rounds: int, cycles: int, folder: Path) -> list[float]:
+    """eve-py (SQLite FULL) and LangGraph + SqliteSaver on a short session (10 cycles), alternating rounds.
+
+    The machine's load changes during a run; alternating `rounds` rounds of `cycles` cycles each
+    exposes both to the same load. Returns LangGraph's time over eve-py's, per round.
+    """
+    store = await _sqlite(folder / "short.db", "FULL")
+    runtime = Runtime(load_agent(APP), model=load_mock_model(APP), store=store)
+    session = await runtime.create_session()
+    lang_cycle, close = _langgraph_cycle(folder / "short-langgraph.db")
+    for _ in range(10):
+        await _eve_cycle(runtime, session.id)
+        lang_cycle()
+    ratios = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(cycles):
+            await _eve_cycle(runtime, session.id)
+        eve = time.perf_counter() - started
+        started = time.perf_counter()
+        for _ in range(cycles):
+            lang_cycle()
+        ratios.append((time.perf_counter() - started) / eve)
+    close()
+    await store.aclose()
+    return ratios
 
 
 async def _sqlite(path: Path, synchronous: str) -> SessionStore:
@@ -314,6 +348,13 @@ async def _run(lengths: list[int], cycles: int, langgraph_max: int) -> list[Poin
     points: list[Point] = []
     with tempfile.TemporaryDirectory(prefix="eve-history-") as raw:
         folder = Path(raw)
+        if _langgraph_available():
+            ratios = sorted(await _short_sessions(7, cycles, folder))
+            print(
+                f"short sessions, alternating rounds: LangGraph + SqliteSaver time / eve-py SQLite FULL time = "
+                f"{ratios[len(ratios) // 2]:.2f} (median of {len(ratios)} rounds; min {ratios[0]:.2f}, "
+                f"max {ratios[-1]:.2f})"
+            )
         points += await _eve_points("sqlite-full", lambda p: _sqlite(p, "FULL"), lengths, cycles, folder)
         points += await _eve_points("sqlite-normal", lambda p: _sqlite(p, "NORMAL"), lengths, cycles, folder)
         points += await _eve_points("memory", _memory, lengths, cycles, folder)

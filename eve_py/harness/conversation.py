@@ -95,6 +95,12 @@ class ConversationCache:
         self.remember(record.id, conversation)  # keeps a copy: this one is the caller's to extend
         return conversation
 
+    def extend(self, record: SessionRecord, messages: Sequence[Message]) -> None:
+        """Add what a write appended (`record` as stored) to the session's kept conversation, if it is current."""
+        kept = self._kept.get(record.id)
+        if kept is not None and kept.start == record.history_start and kept.end == record.message_count - len(messages):
+            kept.append(messages)
+
     def remember(self, session_id: str, conversation: Conversation) -> None:
         """Keep a (copy of a) conversation as the session's current one."""
         self._kept[session_id] = conversation.copy()

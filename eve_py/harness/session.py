@@ -357,8 +357,11 @@ class Session:
             finally:
                 if self._runtime._active.get(self.id) is scope:
                     del self._runtime._active[self.id]
-                with anyio.CancelScope(shield=True):
-                    await self.refresh()
+                if result is not None and driver.writer.last is not None:
+                    self._record = driver.writer.last  # what the turn's last write stored
+                else:
+                    with anyio.CancelScope(shield=True):
+                        await self.refresh()
         if result is None:  # cancelled through cancel()
             return driver.result(self._record, "failed", "The turn was cancelled.")
         return result

@@ -83,6 +83,8 @@ class Writer:
         """This worker's lease owner id."""
         self.events: list[Event] = []
         """Every event this writer committed, oldest first."""
+        self.last: SessionRecord | None = None
+        """The record as this writer last stored it."""
         self._listener = listener
         self._lease_s = lease_s
         self._conversations = conversations
@@ -127,9 +129,12 @@ class Writer:
             written = [*carried.messages, *messages]
         durable = durable or self._listener is not None
         stored = await self.store.commit(updated, events, written, durable=durable)
+        self.last = stored
         conversation = self._conversation
+        if conversation is None:
+            self._conversations.extend(stored, written)
         # The kept conversation holds the carried messages already (see `conversation`).
-        if conversation is not None and conversation.end == stored.message_count - len(messages):
+        elif conversation.end == stored.message_count - len(messages):
             conversation.append(messages)
             self._conversations.remember(record.id, conversation)
         self.events += events
