@@ -50,8 +50,9 @@ from eve_py import Runtime, load_agent
 from eve_py.agent import load_mock_model
 from eve_py.events import Event, dump_event
 from eve_py.models.base import Model, ModelRequest, ModelResponse
-from eve_py.models.messages import Message
+from eve_py.models.messages import Message, dump_message
 from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
+from eve_py.sessions.codec import encode
 
 REPO = Path(__file__).resolve().parent.parent
 APP = REPO / "fixtures" / "agent-tools-hitl"
@@ -72,6 +73,8 @@ class Point:
     durable_per_cycle: float
     """Durable commits: with `synchronous=FULL`, each is one fsync of the WAL (the others sync with them)."""
     json_bytes_per_cycle: float
+    stored_bytes_per_cycle: float
+    """What the SQLite store writes: the record and each write's log chunks, encoded (`eve_py.sessions.codec`)."""
     disk_bytes_per_cycle: float
 
 
@@ -113,6 +116,7 @@ class Counting:
         self.commits = 0
         self.durable = 0
         self.json_bytes = 0
+        self.stored_bytes = 0
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         return await self.inner.create(record, events)
@@ -130,9 +134,13 @@ class Counting:
     ) -> SessionRecord:
         self.commits += 1
         self.durable += durable
-        self.json_bytes += len(record.model_dump_json(by_alias=True, exclude_none=True))
-        self.json_bytes += sum(len(dump_event(e)) for e in events)
-        self.json_bytes += sum(len(m.model_dump_json(by_alias=True, exclude_none=True)) for m in messages)
+        parts = [
+            [record.model_dump_json(by_alias=True, exclude_none=True)],
+            [dump_event(e) for e in events],
+            [dump_message(m) for m in messages],
+        ]
+        self.json_bytes += sum(len(text) for part in parts for text in part)
+        self.stored_bytes += sum(len(encode("\n".join(part))) for part in parts if part)
         return await self.inner.commit(record, events, messages, durable=durable)
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
@@ -167,7 +175,7 @@ async def _eve_points(
         while done < length:
             await _eve_cycle(runtime, session.id)
             done += 1
-        commits, durable, json_bytes = store.commits, store.durable, store.json_bytes
+        commits, durable, json_bytes, stored = store.commits, store.durable, store.json_bytes, store.stored_bytes
         disk, modelled = _written(), model.seconds
         started = time.perf_counter()
         for _ in range(cycles):
@@ -183,6 +191,7 @@ async def _eve_points(
                 commits_per_cycle=round((store.commits - commits) / cycles, 2),
                 durable_per_cycle=round((store.durable - durable) / cycles, 2),
                 json_bytes_per_cycle=round((store.json_bytes - json_bytes) / cycles),
+                stored_bytes_per_cycle=round((store.stored_bytes - stored) / cycles),
                 disk_bytes_per_cycle=round((_written() - disk) / cycles),
             )
         )
@@ -193,6 +202,12 @@ async def _eve_points(
 
 def _langgraph_cycle(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
     """LangGraph's version of one cycle on a `SqliteSaver` at `path` (WAL, `synchronous=FULL`), and its closer."""
+    cycle, close, _ = _langgraph_graph(path)
+    return cycle, close
+
+
+def _langgraph_graph(path: Path) -> tuple[Callable[[], None], Callable[[], None], Any]:
+    """The LangGraph graph of the flow on a `SqliteSaver` at `path`: one cycle, the closer, the graph."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import END, START, StateGraph
@@ -236,7 +251,7 @@ def _langgraph_cycle(path: Path) -> tuple[Callable[[], None], Callable[[], None]
         graph.invoke({"messages": [HumanMessage(content=MESSAGE)]}, config)  # parks on interrupt()
         graph.invoke(Command(resume=ANSWER["pickedIds"][0]), config)
 
-    return cycle, connection.close
+    return cycle, connection.close, graph
 
 
 def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Point]:
@@ -262,6 +277,7 @@ def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Poi
                 commits_per_cycle=float("nan"),
                 durable_per_cycle=float("nan"),
                 json_bytes_per_cycle=float("nan"),
+                stored_bytes_per_cycle=float("nan"),
                 disk_bytes_per_cycle=round((_written() - disk) / cycles),
             )
         )
@@ -320,7 +336,7 @@ def _print(points: list[Point]) -> None:
         by_config.setdefault(point.config, []).append(point)
     print(
         f"{'configuration':<17} {'history':>7} {'ms/cycle':>9} {'framework':>9} {'x shortest':>10} "
-        f"{'commits':>8} {'durable':>8} {'JSON B':>8} {'disk B':>9}"
+        f"{'commits':>8} {'durable':>8} {'JSON B':>8} {'stored B':>8} {'disk B':>9}"
     )
     for config, series in by_config.items():
         base = series[0].framework_ms_per_cycle
@@ -328,7 +344,7 @@ def _print(points: list[Point]) -> None:
             print(
                 f"{config:<17} {p.history:>7} {p.ms_per_cycle:>9.2f} {p.framework_ms_per_cycle:>9.2f} "
                 f"{p.framework_ms_per_cycle / base:>10.2f} {p.commits_per_cycle:>8} {p.durable_per_cycle:>8} "
-                f"{p.json_bytes_per_cycle:>8} "
+                f"{p.json_bytes_per_cycle:>8} {p.stored_bytes_per_cycle:>8} "
                 f"{p.disk_bytes_per_cycle:>9}"
             )
     print("(framework: ms/cycle less the mock model's own time; x shortest compares framework times)")
@@ -342,6 +358,37 @@ def _print(points: list[Point]) -> None:
                     f"  history {p.history:>5}: eve-py {p.ms_per_cycle:.2f} ms, LangGraph {other.ms_per_cycle:.2f} ms, "
                     f"eve-py is {other.ms_per_cycle / p.ms_per_cycle:.1f}x faster"
                 )
+
+
+def _file_bytes(path: Path) -> int:
+    """The database's size once its WAL is checkpointed into it."""
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path.stat().st_size
+
+
+async def _disk_per_parked_session(sessions: int, folder: Path) -> dict[str, float]:
+    """Bytes on disk per parked session: `sessions` fresh sessions (threads), each parked once."""
+    path = folder / "parked.db"
+    store = await _sqlite(path, "FULL")
+    runtime = Runtime(load_agent(APP), model=load_mock_model(APP), store=store)
+    empty = _file_bytes(path)
+    for _ in range(sessions):
+        session = await runtime.create_session()
+        assert (await session.send(MESSAGE)).status == "waiting"
+    await store.aclose()
+    sizes = {"eve-py SQLite": (_file_bytes(path) - empty) / sessions}
+    if _langgraph_available():
+        from langchain_core.messages import HumanMessage
+
+        lang_path = folder / "parked-langgraph.db"
+        _, close, graph = _langgraph_graph(lang_path)
+        empty = _file_bytes(lang_path)
+        for n in range(sessions):
+            graph.invoke({"messages": [HumanMessage(content=MESSAGE)]}, {"configurable": {"thread_id": f"t{n}"}})
+        close()
+        sizes["LangGraph SqliteSaver"] = (_file_bytes(lang_path) - empty) / sessions
+    return sizes
 
 
 async def _run(lengths: list[int], cycles: int, langgraph_max: int) -> list[Point]:
@@ -372,7 +419,14 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=20, help="timed cycles per length (default 20)")
     parser.add_argument("--langgraph-max", type=int, default=1000, help="longest history LangGraph is grown to")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--disk", type=int, metavar="N", help="only measure disk per parked session, over N sessions")
     args = parser.parse_args()
+    if args.disk:
+        with tempfile.TemporaryDirectory(prefix="eve-disk-") as raw:
+            sizes = anyio.run(_disk_per_parked_session, args.disk, Path(raw))
+        for name, size in sizes.items():
+            print(f"{name:<22} {size:8.0f} bytes per parked session ({args.disk} sessions)")
+        return 0
     lengths = sorted(int(n) for n in args.lengths.split(","))
     points = anyio.run(_run, lengths, args.cycles, args.langgraph_max)
     if args.json:

@@ -2,15 +2,18 @@
 
 Three tables: `sessions` (the small mutable record of each session, keyed by an integer row id
 as well as its text id), `messages` and `events` (append-only logs keyed by that row id and an
-index; `WITHOUT ROWID`, so a log entry costs its key and its JSON). The database runs in WAL mode
+index; `WITHOUT ROWID`). A write appends its events as one row (a *chunk*: the index of its
+first event and their JSON lines) and its messages likewise, so a write costs one
+row per log, whatever it holds; records and chunks are encoded by `eve_py.sessions.codec`
+(JSON, deflated with a preset dictionary when that is smaller). The database runs in WAL mode
 so readers never block the writer, and every write is one `BEGIN IMMEDIATE` transaction that
 compares the record's version before replacing it and appends that write's messages and events.
 Several processes may share the file; the loser of a race gets `SessionConflictError`. Every call
 runs in a worker thread, never on the event loop (`await SQLiteSessionStore.open(path)` opens
 the file there too; the constructor opens it on the caller's thread).
 
-The schema's version is the database's `user_version` (4: the record no longer stores the
-session's status, derived from its turn's; the tables are those of 3). A file written by an earlier eve-py
+The schema's version is the database's `user_version` (4: logs in encoded chunks, and the record
+no longer stores the session's status, derived from its turn's). A file written by an earlier eve-py
 is refused with `StoreSchemaError` rather than read wrongly.
 """
 
@@ -28,6 +31,7 @@ import anyio.to_thread
 from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError
 from eve_py.events import Event, dump_event, load_event
 from eve_py.models.messages import Message, dump_message, load_messages
+from eve_py.sessions.codec import decode, encode
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("SCHEMA_VERSION", "SQLiteSessionStore")
@@ -44,18 +48,18 @@ CREATE TABLE IF NOT EXISTS sessions (
     version INTEGER NOT NULL,
     status TEXT NOT NULL,
     updated_at TEXT NOT NULL,
-    record TEXT NOT NULL
+    record BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS messages (
     session INTEGER NOT NULL,
     idx INTEGER NOT NULL,
-    message TEXT NOT NULL,
+    chunk BLOB NOT NULL,
     PRIMARY KEY (session, idx)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (
     session INTEGER NOT NULL,
     idx INTEGER NOT NULL,
-    event TEXT NOT NULL,
+    chunk BLOB NOT NULL,
     PRIMARY KEY (session, idx)
 ) WITHOUT ROWID;
 PRAGMA user_version = {SCHEMA_VERSION};
@@ -148,12 +152,12 @@ class SQLiteSessionStore:
             try:
                 cursor = db.execute(
                     "INSERT INTO sessions (id, version, status, updated_at, record) VALUES (?, ?, ?, ?, ?)",
-                    (stored.id, stored.version, stored.status, stored.updated_at, _dump(stored)),
+                    (stored.id, stored.version, stored.status, stored.updated_at, encode(_dump(stored))),
                 )
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
             assert cursor.lastrowid is not None
-            _append(db, "events", cursor.lastrowid, 0, [dump_event(e) for e in events])
+            _append(db, "events", cursor.lastrowid, 0, _chunk([dump_event(e) for e in events]))
 
         await self._write(write)
         return stored
@@ -161,13 +165,13 @@ class SQLiteSessionStore:
     async def load(self, session_id: str) -> SessionRecord:
         """See `SessionStore.load`."""
 
-        def read(db: sqlite3.Connection) -> str:
+        def read(db: sqlite3.Connection) -> bytes:
             row = db.execute("SELECT record FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
-            return str(row[0])
+            return bytes(row[0])
 
-        return SessionRecord.model_validate_json(await self._run(read))
+        return SessionRecord.model_validate_json(decode(await self._run(read)))
 
     async def commit(
         self,
@@ -185,9 +189,9 @@ class SQLiteSessionStore:
         """
         stored = record.stored(len(events), len(messages))
         # Serialized before the lock: the JSON is the slow part, and it needs no database.
-        row = (stored.version, stored.status, stored.updated_at, _dump(stored), record.id, record.version)
-        event_rows = [dump_event(e) for e in events]
-        message_rows = [dump_message(m) for m in messages]
+        row = (stored.version, stored.status, stored.updated_at, encode(_dump(stored)), record.id, record.version)
+        event_chunk = _chunk([dump_event(e) for e in events])
+        message_chunk = _chunk([dump_message(m) for m in messages])
 
         def write(db: sqlite3.Connection) -> None:
             cursor = db.execute(
@@ -203,8 +207,8 @@ class SQLiteSessionStore:
                     f"this write was based on {record.version}); nothing was written."
                 )
             rowid = self._rowid(db, record.id)
-            _append(db, "events", rowid, record.event_count, event_rows)
-            _append(db, "messages", rowid, record.message_count, message_rows)
+            _append(db, "events", rowid, record.event_count, event_chunk)
+            _append(db, "messages", rowid, record.message_count, message_chunk)
 
         await self._write(write, durable=durable)
         return stored
@@ -221,12 +225,21 @@ class SQLiteSessionStore:
 
     def _read(self, db: sqlite3.Connection, table: str, session_id: str, start: int, stop: int | None) -> list[str]:
         rowid = self._rowid(db, session_id)
-        column = "event" if table == "events" else "message"
-        rows = db.execute(
-            f"SELECT {column} FROM {table} WHERE session = ? AND idx >= ? AND idx < ? ORDER BY idx",  # noqa: S608
-            (rowid, max(start, 0), _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)),
+        start, stop = max(start, 0), _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)
+        if start >= stop:
+            return []
+        # The chunk holding `start` is the last one starting at or before it; the rest follow it.
+        chunks = db.execute(
+            f"SELECT idx, chunk FROM {table} WHERE session = ? AND idx < ? AND idx >= "  # noqa: S608
+            f"COALESCE((SELECT MAX(idx) FROM {table} WHERE session = ? AND idx <= ?), 0) ORDER BY idx",
+            (rowid, stop, rowid, start),
         ).fetchall()
-        return [str(row[0]) for row in rows]
+        lines = []
+        for first, chunk in chunks:
+            for index, line in enumerate(decode(chunk).split("\n"), start=first):
+                if start <= index < stop:
+                    lines.append(line)
+        return lines
 
     async def aclose(self) -> None:
         """Close the database connection."""
@@ -240,12 +253,14 @@ def _dump(record: SessionRecord) -> str:
     return record.model_dump_json(by_alias=True, exclude_none=True)
 
 
-def _append(db: sqlite3.Connection, table: str, rowid: int, first: int, rows: Sequence[str]) -> None:
-    column = "event" if table == "events" else "message"
-    db.executemany(
-        f"INSERT INTO {table} (session, idx, {column}) VALUES (?, ?, ?)",  # noqa: S608
-        [(rowid, first + i, raw) for i, raw in enumerate(rows)],
-    )
+def _chunk(rows: Sequence[str]) -> bytes | None:
+    """One write's log entries as one encoded chunk (JSON lines: JSON text never holds a raw newline)."""
+    return encode("\n".join(rows)) if rows else None
+
+
+def _append(db: sqlite3.Connection, table: str, rowid: int, first: int, chunk: bytes | None) -> None:
+    if chunk is not None:
+        db.execute(f"INSERT INTO {table} (session, idx, chunk) VALUES (?, ?, ?)", (rowid, first, chunk))  # noqa: S608
 
 
 def _check_schema(db: sqlite3.Connection, path: Path) -> None:

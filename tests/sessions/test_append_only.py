@@ -65,3 +65,67 @@ async def test_a_cleared_history_stays_in_the_log_but_leaves_the_conversation(tm
     assert conversation[0].content == "hello again"  # type: ignore[union-attr]
     assert len(await store.read_messages(session.id)) == 4
     await store.aclose()
+
+
+async def test_every_window_of_the_logs_reads_the_same_from_sqlite_chunks_as_from_memory(tmp_path: Path) -> None:
+    """SQLite keeps a write's events in one chunk; any [start, stop) reads across chunks exactly."""
+    sqlite = SQLiteSessionStore(tmp_path / "s.db")
+    memory = MemorySessionStore()
+    for store in (sqlite, memory):
+        runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+        session = await runtime.create_session(session_id="ses_window")
+        for _ in range(3):
+            parked = await session.send("help me pick a template")
+            pick = InputResponse(request_id=parked.input_requests[0].request_id, value={"pickedIds": ["tpl_blue"]})
+            await session.respond([pick])
+    total = (await sqlite.load("ses_window")).event_count
+    messages = (await sqlite.load("ses_window")).message_count
+    assert total == (await memory.load("ses_window")).event_count > 40
+    everything = await sqlite.read_events("ses_window")
+    assert [e.type for e in everything] == [e.type for e in await memory.read_events("ses_window")]
+    ids = [e.meta.id for e in everything]
+    for start in range(-1, total + 2):
+        for stop in (None, start, start + 1, start + 5, total, total + 3):
+            window = [e.meta.id for e in await sqlite.read_events("ses_window", start, stop)]
+            assert window == ids[max(start, 0) : stop if stop is None else max(stop, 0)], (start, stop)
+    conversation = [m.model_dump_json() for m in await memory.read_messages("ses_window")]
+    for start in range(messages + 1):
+        window_messages = await sqlite.read_messages("ses_window", start, start + 4)
+        assert [m.model_dump_json() for m in window_messages] == conversation[start : start + 4]
+    await sqlite.aclose()
+
+
+def test_the_store_codec_shrinks_eve_py_json_and_keeps_other_text_readable() -> None:
+    from eve_py.sessions.codec import decode, encode
+
+    event = (
+        '{"type":"step.started","data":{"sequence":3,"turnId":"turn_01M86N4JP1F495EKZWK7MXCGPG","stepIndex":0,'
+        '"modelId":"mock"},"meta":{"id":"evt_01M86N4JP1CRAMCQE1Q7H441HS","at":"2026-11-24T11:30:26.625Z",'
+        '"deliveryIds":["dlv_01M86N4JP1M8VR8WMPDE4ZA5XK"]}}'
+    )
+    packed = encode(event)
+    assert len(packed) < len(event) / 2 and decode(packed) == event
+    tiny = '{"a":1}'
+    assert encode(tiny) == tiny.encode() and decode(encode(tiny)) == tiny  # nothing to gain: kept as text
+    unicode_text = '{"text":"naïve café ✓ 🙂"}'
+    assert decode(encode(unicode_text)) == unicode_text
+    with pytest.raises(ValueError, match="unknown encoding"):
+        decode(b"\x07garbage")
+    with pytest.raises(ValueError, match="corrupt"):
+        decode(b"\x01not deflate data")
+
+
+async def test_a_write_that_is_not_durable_is_still_kept_in_order_across_a_reopen(tmp_path: Path) -> None:
+    """Writes committed without a sync stay in the WAL, in order: a process that reopens the file sees them."""
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+    session = await runtime.create_session()
+    record = await store.load(session.id)
+    record = await store.commit(record, [], durable=False)
+    record = await store.commit(record, [], durable=True)
+    record = await store.commit(record, [], durable=False)
+    await store.aclose()
+    reopened = SQLiteSessionStore(path)
+    assert (await reopened.load(session.id)).version == record.version == 4
+    await reopened.aclose()
