@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -273,11 +274,19 @@ async def measure(kind: StoreKind, n: int, concurrency: int, app: Path) -> Resul
     )
 
 
-def run_child(kind: StoreKind, n: int, concurrency: int, app: Path) -> Result:
-    """Run one store kind in a fresh interpreter and read its JSON result."""
+def run_child(kind: StoreKind, n: int, concurrency: int, app: Path, root: Path = REPO) -> Result:
+    """Run one store kind in a fresh interpreter and read its JSON result.
+
+    `root`: the tree whose `bench/park_resume.py` and `eve_py` run (another commit's worktree for
+    a baseline).
+    """
+    env = dict(os.environ)
+    if root != REPO:
+        # Ahead of the editable install's path entry: the worktree's eve_py is the one imported.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
     command = [
         sys.executable,
-        str(Path(__file__).resolve()),
+        str(root / "bench" / "park_resume.py"),
         str(n),
         "--store",
         kind,
@@ -287,7 +296,7 @@ def run_child(kind: StoreKind, n: int, concurrency: int, app: Path) -> Result:
         str(app),
         "--json",
     ]
-    completed = subprocess.run(command, check=True, capture_output=True, text=True)
+    completed = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
     data = json.loads(completed.stdout)
     return Result(**data)
 
@@ -314,6 +323,25 @@ def report(result: Result) -> list[str]:
     return lines
 
 
+def compare(ref: str, rounds: int, n: int, concurrency: int, app: Path) -> int:
+    """SQLite park/resume of the working tree against commit `ref`, in alternating rounds; prints the ratios."""
+    from server_load import worktree
+
+    ratios: dict[str, list[float]] = {"cycles/s": [], "park p50": [], "resume p50": []}
+    with worktree("baseline", ref) as side:
+        for _ in range(rounds):
+            theirs = run_child("sqlite", n, concurrency, app, side.root)
+            ours = run_child("sqlite", n, concurrency, app)
+            ratios["cycles/s"].append(ours.cycles_per_s / theirs.cycles_per_s)
+            ratios["park p50"].append(ours.park_p50_ms / theirs.park_p50_ms)
+            ratios["resume p50"].append(ours.resume_p50_ms / theirs.resume_p50_ms)
+            print("\n".join(["baseline " + ref, *report(theirs), "current", *report(ours)]))
+    print(f"current / baseline {ref} (SQLite, {n} sessions, median of {rounds} alternating rounds):")
+    for name, values in ratios.items():
+        print(f"  {name:<12} {statistics.median(values):6.2f}x   (rounds: {', '.join(f'{v:.2f}' for v in values)})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the benchmark, print the report; returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -322,9 +350,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=1, help="sessions in flight at once (default 1)")
     parser.add_argument("--app", type=Path, default=DEFAULT_APP, help="the app to run (default the HITL fixture)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON (with --store)")
+    parser.add_argument("--baseline", metavar="REF", help="compare SQLite against this commit, alternating rounds")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds with --baseline (default 3)")
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.concurrency < 1:
         parser.error("sessions and --concurrency must be at least 1")
+    if args.baseline is not None:
+        return compare(args.baseline, args.rounds, args.sessions, args.concurrency, args.app)
 
     if args.store is not None:
         result = anyio.run(measure, args.store, args.sessions, args.concurrency, args.app)

@@ -156,7 +156,7 @@ def _working_tree() -> Side:
 
 
 @contextmanager
-def _worktree(name: str, ref: str) -> Iterator[Side]:
+def worktree(name: str, ref: str) -> Iterator[Side]:
     """A temporary detached worktree of `ref`, removed afterwards (also on errors)."""
     commit = _git("rev-parse", "--verify", f"{ref}^{{commit}}")
     folder = Path(tempfile.mkdtemp(prefix=f"eve-server-load-{name}-"))
@@ -551,8 +551,8 @@ def main() -> int:
     with ExitStack() as stack:  # the worktrees go whatever happens
         try:
             if not args.no_baseline:
-                sides.append(stack.enter_context(_worktree("baseline", args.baseline)))
-            sides.append(stack.enter_context(_worktree("current", args.current)) if args.current else _working_tree())
+                sides.append(stack.enter_context(worktree("baseline", args.baseline)))
+            sides.append(stack.enter_context(worktree("current", args.current)) if args.current else _working_tree())
         except subprocess.CalledProcessError as exc:
             print(f"{' '.join(exc.cmd)}: {exc.stderr.strip()}", file=sys.stderr)
             return 2
