@@ -158,6 +158,7 @@ class TurnDriver:
         """A settled batch not written yet: its events and messages go first in the next write."""
         self._lease_s = lease_s
         self.owner = new_id("wkr")
+        self._takeover = False
         self._model = model
         self._store = store
         self._max_steps = max_steps
@@ -180,7 +181,8 @@ class TurnDriver:
         which lets another worker take the turn over at once); any other record is freed.
         """
         running = record.status == "running" and not release
-        lease = Lease(owner=self.owner, expires_at=time.time() + self._lease_s) if running else None
+        expires_at = time.time() + self._lease_s
+        lease = Lease(owner=self.owner, expires_at=expires_at, takeover=self._takeover) if running else None
         updated = record.model_copy(update={"updated_at": now_iso(), "lease": lease})
         carried = self._carry
         self._carry = None
@@ -254,8 +256,10 @@ class TurnDriver:
         """Take over a running turn: write this driver's lease before doing any work.
 
         Of several workers taking over at once, one wins; the others get `SessionConflictError`
-        here, before they run anything.
+        here, before they run anything. The lease is marked as a takeover, so a forced `resume()`
+        that reads it afterwards is refused too.
         """
+        self._takeover = True
         return await self.commit(record, [])
 
     async def _cancelled(self, session_id: str) -> None:

@@ -31,6 +31,7 @@ from eve_py.errors import (
     InvalidAnswerError,
     InvalidMessageError,
     RequestAlreadyAnsweredError,
+    SessionConflictError,
     SessionEndedError,
     SessionNotWaitingError,
     SessionStateError,
@@ -380,15 +381,24 @@ class Session:
 
         Args:
             force: Take over even though the lease has not expired (you know the worker is dead).
+                A lease written by another recovery (a worker that took the turn over itself) is
+                never forced: of several processes recovering at once, one runs the turn.
 
         Raises:
-            SessionStateError: Another worker holds the turn's lease.
-            SessionConflictError: Another worker wrote the session meanwhile.
+            SessionStateError: Another worker holds the turn's lease (without `force`).
+            SessionConflictError: Another worker took the turn over or wrote the session meanwhile;
+                nothing was run here.
         """
         driver = self._runtime._driver()
         record = await self._runtime.store.load(self.id)
         if record.status == "running":
             lease = record.lease
+            if lease is not None and record.lease_held() and force and lease.takeover:
+                raise SessionConflictError(
+                    f"Session {self.id!r} was taken over by worker {lease.owner!r}, which is finishing the turn "
+                    f"(its lease ends in {lease.expires_at - time.time():.0f} s); nothing was run here. "
+                    "resume() takes over if that lease expires."
+                )
             if lease is not None and record.lease_held() and not force:
                 raise SessionStateError(
                     f"Session {self.id!r} is running a turn in worker {lease.owner!r}, whose lease ends in "
