@@ -25,12 +25,11 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
-from eve_py._json import JsonObject
+from eve_py._json import JsonObject, strict_loads
 from eve_py._wire import WireModel, describe_validation_error
 from eve_py.errors import (
     ApiError,
@@ -215,26 +214,15 @@ def error_body(exc: EveError, *, message: str | None = None) -> dict[str, Any]:
 
 
 def decode_json(raw: bytes) -> Any:
-    """Strict JSON (no NaN or Infinity), bounded nesting, no lone surrogates.
+    """Strict JSON (no NaN or Infinity), bounded nesting, no lone surrogates (`strict_loads`).
 
     Raises:
         ApiError: 400 saying which rule the body breaks.
     """
     try:
-        value = json.loads(raw, parse_constant=_reject_constant)
-        # A lone surrogate (`"\\ud800"`) decodes but cannot be stored or sent on as UTF-8.
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except RecursionError:
-        raise bad_request("The body is nested too deeply.") from None
-    except UnicodeEncodeError:
-        raise bad_request("The body holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
-        raise bad_request(f"Invalid JSON body: {exc}") from exc
-    return value
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+        return strict_loads(raw)
+    except ValueError as exc:  # invalid UTF-8 (UnicodeDecodeError) is a ValueError too
+        raise bad_request(f"Invalid JSON body: {exc}") from None
 
 
 def too_large(limit: int) -> EveError:

@@ -212,7 +212,7 @@ class SQLiteSessionStore:
         column = "event" if table == "events" else "message"
         rows = db.execute(
             f"SELECT {column} FROM {table} WHERE session = ? AND idx >= ? AND idx < ? ORDER BY idx",  # noqa: S608
-            (rowid, max(start, 0), _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)),
+            (rowid, min(max(start, 0), _MAX_INDEX), _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)),
         ).fetchall()
         return [str(row[0]) for row in rows]
 
@@ -222,6 +222,7 @@ class SQLiteSessionStore:
 
 
 _MAX_INDEX = 2**62
+"""Bounds clamped to this stay within SQLite's 64-bit integers (a larger int raises OverflowError)."""
 
 
 def _dump(record: SessionRecord) -> str:
