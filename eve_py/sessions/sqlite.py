@@ -69,6 +69,10 @@ class SQLiteSessionStore:
 
     Args:
         path: The database file; created (with its folder) if missing.
+
+    Raises:
+        StoreSchemaError: The file is not a SQLite database, holds another eve-py's schema, or
+            cannot be opened; it is left as it was.
         timeout_s: How long a write waits for another process's lock, in seconds.
         synchronous: `FULL` (default) syncs every commit to disk, so an accepted answer survives
             power loss too; `NORMAL` keeps it through process crashes only, for about 25% more
@@ -79,13 +83,25 @@ class SQLiteSessionStore:
         self, path: str | Path, *, timeout_s: float = 30.0, synchronous: Literal["FULL", "NORMAL"] = "FULL"
     ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
-        _check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
-        self._db.executescript(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreSchemaError(f"cannot open {self.path} as a session store: {exc}") from exc
+        try:
+            _check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:  # "file is not a database", read-only, locked, ...
+            self._db.close()
+            raise StoreSchemaError(
+                f"cannot use {self.path} as a session store ({exc}); name a new file or an eve-py store (--store)"
+            ) from exc
+        except BaseException:
+            self._db.close()
+            raise
         self._rowids: dict[str, int] = {}
 
     @classmethod
