@@ -9,7 +9,8 @@ stdout is JSON with `pid` and `event`, written by this server or by one of its c
 - `{"op": "fork", "role": "worker"|"recover", "flow", "db", "session"?, "killAt"?, "gate"?, "env"?}`
   forks a child (`forked` with its pid). A `worker` creates a session (`session`), sends the
   flow's message and answers every request until the turn ends; a `recover` opens `session`,
-  calls `resume(force=True)` and answers what is still open. Both end with `done` (`status`,
+  calls `resume(force=True)` (sends the message again if it was never stored) and answers
+  what is still open. Both end with `done` (`status`,
   `message`, `asked`: the request ids it answered, `commits`) or `error` (`type`, `message`).
   With `killAt: [n, "before"|"after"]` the child reports `killpoint` at its n-th store commit
   (before or after it is written) and waits there to be killed. With `gate`, it first waits
@@ -102,6 +103,8 @@ async def _child(command: dict[str, Any]) -> None:
         else:
             session = await runtime.get_session(command["session"])
             result = await session.resume(force=True)
+            if session.record.turn is None:  # the worker died before its message was stored: send it again
+                result = await session.send(MESSAGES[command["flow"]])
         result = await _answer_all(runtime, session.id, result, asked)
     except EveError as exc:
         emit("error", type=type(exc).__name__, message=str(exc))
