@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any, TypeAlias
 
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
 
-__all__ = ("JsonObject", "JsonSchema", "JsonValue", "canonical_dumps", "to_json_value")
+__all__ = ("JsonObject", "JsonSchema", "JsonValue", "canonical_dumps", "json_problem", "strict_loads", "to_json_value")
 
 JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object with string keys."""
@@ -33,3 +35,56 @@ def to_json_value(value: object) -> JsonValue:
 def canonical_dumps(value: object) -> str:
     """Serialize JSON data with sorted keys and no whitespace, for digests and comparisons."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""In a decoded Python string a surrogate is always lone (a pair decodes to one code point)."""
+
+
+def json_problem(value: object) -> str | None:
+    """Why `value` cannot travel as standard JSON text, or None when it can.
+
+    Catches what Python's `json` lets through but the wire and the stores cannot keep: NaN and
+    Infinity (not JSON numbers) and lone UTF-16 surrogates (not encodable as UTF-8), in strings
+    and keys at any depth. Walks without recursion, so any nesting depth is safe.
+
+    Returns:
+        E.g. `"NaN at pickedIds/0 is not a JSON number"`, or None.
+    """
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        where = path or "(root)"
+        if isinstance(item, float) and not math.isfinite(item):
+            shown = "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+            return f"{shown} at {where} is not a JSON number (JSON has no NaN or Infinity)"
+        if isinstance(item, str) and _LONE_SURROGATE.search(item):
+            return f"the text at {where} holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and _LONE_SURROGATE.search(key):
+                    return f"a key at {where} holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
+                stack.append((f"{path}/{key}" if path else str(key), child))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{path}/{i}" if path else str(i), child) for i, child in enumerate(item))
+    return None
+
+
+def strict_loads(text: str | bytes) -> JsonValue:
+    """Parse standard JSON only: no NaN or Infinity, no lone surrogates, any nesting refused cleanly.
+
+    Raises:
+        ValueError: The text is not standard JSON; the message says why.
+    """
+    try:
+        value: JsonValue = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+    problem = json_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (JSON has no NaN or Infinity)")

@@ -13,7 +13,8 @@ EveError
 │   ├── SessionStateError       the session is not in a state that allows the operation
 │   │   └── SessionNotWaitingError  respond() on a session that has no open input request
 │   ├── SessionConflictError    another writer changed the session first (lost a race)
-│   ├── InvalidMessageError     send() got a message with no text (providers reject blank text)
+│   ├── InvalidMessageError     send() got a message with no text, or text that is not storable
+│   ├── StoreSchemaError        the store's file is of another eve-py, not a database, or unreadable
 │   └── InputResponseError      an answer was rejected; the session stays parked, unchanged
 │       ├── UnknownRequestError         requestId not in the parked batch
 │       ├── RequestAlreadyAnsweredError requestId answered before (or twice in one call);
@@ -191,7 +192,11 @@ class SessionNotWaitingError(SessionStateError):
 
 
 class StoreSchemaError(SessionError):
-    """A store's file holds sessions in another schema version (written by another eve-py)."""
+    """A store's file cannot be used as this eve-py's session store; it was left as it was.
+
+    It holds sessions in another schema version (written by another eve-py), or it is not a
+    SQLite database at all, or it cannot be opened (a folder, no permission).
+    """
 
 
 class SessionEndedError(SessionStateError):

@@ -2,11 +2,14 @@
 
 ```
 eve-py serve APP_DIR [--host 127.0.0.1] [--port 8000] [--model mock|provider/model] [--store PATH]
+                     [--allowed-host NAME ...]
 ```
 
 Bearer tokens come from `EVE_API_TOKEN` (comma-separated for several principals). Without
 one the server has no authentication, so it listens on loopback only and says so; a
-non-loopback `--host` without a token is refused.
+non-loopback `--host` without a token is refused, and so are requests from other sites'
+pages and requests naming another `Host` than a loopback name, `--host` or `--allowed-host`
+(see `eve_py.server.guard`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,13 @@ def add_serve_parser(commands: Any) -> None:
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn's"
     )
     serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
+    serve_cmd.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name the server answers to besides loopback names (repeatable; *.example.com allowed)",
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -57,6 +67,14 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _allowed_hosts(args: argparse.Namespace, tokens: list[str]) -> list[str] | None:
+    """`--allowed-host` names plus the `--host` listened on; None (the app's default) when neither applies."""
+    if not args.allowed_host and tokens:
+        return None
+    listened = args.host.strip("[]")
+    return [f"[{listened}]" if ":" in listened else listened, *args.allowed_host]
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -110,7 +128,7 @@ def serve(args: argparse.Namespace) -> int:
     runtime: Runtime | None = None
     try:
         runtime = Runtime(agent, model=model, store=store)
-        app = create_app(runtime, tokens=tokens)
+        app = create_app(runtime, tokens=tokens, allowed_hosts=_allowed_hosts(args, tokens))
         sock = _bind(args.host, args.port)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host

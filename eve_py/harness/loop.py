@@ -128,8 +128,10 @@ class TurnDriver:
         """Take over a running turn: write this driver's lease before doing any work.
 
         Of several workers taking over at once, one wins; the others get `SessionConflictError`
-        here, before they run anything.
+        here, before they run anything. The lease is marked as a takeover, so a forced `resume()`
+        that reads it afterwards is refused too.
         """
+        self.writer.takeover = True
         return await self.writer.commit(record, [], durable=False)
 
     async def cancel_parked(self, record: SessionRecord) -> SessionRecord:

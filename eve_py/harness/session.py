@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ValidationError
 
-from eve_py._json import JsonSchema, JsonValue, canonical_dumps
+from eve_py._json import JsonSchema, JsonValue, canonical_dumps, json_problem
 from eve_py._wire import describe_validation_error
 from eve_py.errors import (
     InputResponseError,
     InvalidAnswerError,
     InvalidMessageError,
     RequestAlreadyAnsweredError,
+    SessionConflictError,
     SessionEndedError,
     SessionNotWaitingError,
     SessionStateError,
@@ -127,7 +128,8 @@ class Session:
                 events); a new `dlv_...` id when None.
 
         Raises:
-            InvalidMessageError: The message has no non-whitespace text.
+            InvalidMessageError: The message has no non-whitespace text, or the message, client
+                context or output schema holds NaN, Infinity or a lone UTF-16 surrogate.
             SessionStateError: A turn is running in a worker that still holds its lease.
             ModelConfigurationError: No model is configured.
             SessionConflictError: Another writer changed the session meanwhile.
@@ -135,6 +137,7 @@ class Session:
         parts = [message] if isinstance(message, str) else list(message)
         if not "".join(parts).strip():
             raise InvalidMessageError("A message must contain some text (providers reject blank messages).")
+        _check_turn_input({"message": parts, "clientContext": client_context, "outputSchema": output_schema})
         sent = TurnInput(
             parts=parts,
             delivery_id=delivery_id or new_id("dlv"),
@@ -191,10 +194,13 @@ class Session:
             SessionNotWaitingError: The session has no open input request.
             UnknownRequestError: A `requestId` is not in the parked batch.
             RequestAlreadyAnsweredError: A `requestId` was answered before, or twice here.
-            InvalidAnswerError: An answer does not fit its request (option, value, schema).
+            InvalidAnswerError: An answer does not fit its request (option, value, schema), or holds
+                NaN, Infinity or a lone UTF-16 surrogate (which could not be stored as given).
+            InvalidMessageError: `client_context` or `output_schema` holds NaN, Infinity or a lone surrogate.
             SessionConflictError: Another `respond()` answered the batch first; nothing written.
         """
         checked_input = [_as_response(r) for r in responses]
+        _check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
         driver = self._runtime._driver()
         record = _active(await self._runtime.store.load(self.id))
         pending = record.pending
@@ -246,15 +252,24 @@ class Session:
 
         Args:
             force: Take over even though the lease has not expired (you know the worker is dead).
+                A lease written by another recovery (a worker that took the turn over itself) is
+                never forced: of several processes recovering at once, one runs the turn.
 
         Raises:
-            SessionStateError: Another worker holds the turn's lease.
-            SessionConflictError: Another worker wrote the session meanwhile.
+            SessionStateError: Another worker holds the turn's lease (without `force`).
+            SessionConflictError: Another worker took the turn over or wrote the session meanwhile;
+                nothing was run here.
         """
         driver = self._runtime._driver()
         record = await self._runtime.store.load(self.id)
         if record.status == "running":
             lease = record.lease
+            if lease is not None and record.lease_held() and force and lease.takeover:
+                raise SessionConflictError(
+                    f"Session {self.id!r} was taken over by worker {lease.owner!r}, which is finishing the turn "
+                    f"(its lease ends in {lease.expires_at - time.time():.0f} s); nothing was run here. "
+                    "resume() takes over if that lease expires."
+                )
             if lease is not None and record.lease_held() and not force:
                 raise SessionStateError(
                     f"Session {self.id!r} is running a turn in worker {lease.owner!r}, whose lease ends in "
@@ -387,19 +402,39 @@ def _context_text(context: str | Sequence[str] | Mapping[str, JsonValue] | None)
     return "\n".join(context)
 
 
+def _check_turn_input(fields: Mapping[str, object]) -> None:
+    """Refuse what a turn would keep but could not store or send: NaN, Infinity, lone surrogates.
+
+    Raises:
+        InvalidMessageError: Says which field and why.
+    """
+    problem = json_problem(dict(fields))
+    if problem is not None:
+        raise InvalidMessageError(f"The turn's input cannot be stored: {problem}.")
+
+
 def _as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:
-    """Accept an `InputResponse` or its JSON form; a malformed one is an `InvalidAnswerError`."""
+    """Accept an `InputResponse` or its JSON form; a malformed one (or one that is not standard JSON:
+    NaN, Infinity, a lone surrogate) is an `InvalidAnswerError`."""
     if isinstance(raw, InputResponse):
-        return raw
-    try:
-        return InputResponse.model_validate(raw)
-    except ValidationError as exc:
-        request_id = raw.get("requestId", raw.get("request_id", "")) if isinstance(raw, Mapping) else ""
-        raise InvalidAnswerError(
-            f"Malformed input response ({describe_validation_error(exc)}); "
-            "expected {requestId, optionId?, text?, value?, action?}",
-            request_id=str(request_id),
-        ) from exc
+        response = raw
+    else:
+        try:
+            response = InputResponse.model_validate(raw)
+        except ValidationError as exc:
+            request_id = raw.get("requestId", raw.get("request_id", "")) if isinstance(raw, Mapping) else ""
+            raise InvalidAnswerError(
+                f"Malformed input response ({describe_validation_error(exc)}); "
+                "expected {requestId, optionId?, text?, value?, action?}",
+                request_id=str(request_id),
+            ) from exc
+    # NaN would be stored as null, a lone surrogate could not be stored at all: refused up front.
+    fields = {"requestId": response.request_id, "optionId": response.option_id, "text": response.text}
+    problem = json_problem({**fields, "value": response.value})
+    if problem is not None:
+        shown = response.request_id.encode("utf-8", "backslashreplace").decode()
+        raise InvalidAnswerError(f"Answer to request {shown!r} rejected: {problem}.", request_id=shown)
+    return response
 
 
 def _answered_in(messages: Sequence[Message], request_id: str) -> bool:

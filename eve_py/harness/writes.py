@@ -85,6 +85,8 @@ class Writer:
         """Every event this writer committed, oldest first."""
         self.last: SessionRecord | None = None
         """The record as this writer last stored it."""
+        self.takeover = False
+        """This writer took the turn over from a stopped worker: its leases say so (`Lease.takeover`)."""
         self._listener = listener
         self._lease_s = lease_s
         self._conversations = conversations
@@ -120,7 +122,9 @@ class Writer:
             SessionConflictError: Another writer changed the session since `record` was read.
         """
         running = record.status == "running" and not release
-        lease = Lease(owner=self.owner, expires_at=time.time() + self._lease_s) if running else None
+        lease = (
+            Lease(owner=self.owner, expires_at=time.time() + self._lease_s, takeover=self.takeover) if running else None
+        )
         updated = record.leased(lease, now_iso())
         carried, self._carry = self._carry, None
         written = messages

@@ -28,7 +28,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.protocols
 
-from eve_py._json import JsonSchema, JsonValue
+from eve_py._json import JsonSchema, JsonValue, strict_loads
 from eve_py.errors import InvalidAnswerError
 from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.resolvers.solver import RecordedOutcome
@@ -151,9 +151,11 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
             value = {field: [option_id] if many else option_id}
         if value is None and response.text is not None:
             try:
-                value = json.loads(response.text)
-            except json.JSONDecodeError:
-                raise _invalid(request, "it needs a value matching the request's schema; text is not JSON") from None
+                value = strict_loads(response.text)
+            except ValueError as exc:
+                raise _invalid(
+                    request, f"it needs a value matching the request's schema; text is not JSON ({exc})"
+                ) from None
         if value is None:
             raise _invalid(request, "it needs a value matching the request's schema")
         errors = sorted(schema_validator(request.response_schema).iter_errors(value), key=str)

@@ -59,6 +59,7 @@ from eve_py.errors import (
 from eve_py.events import InputResolved, TurnStarted, new_id
 from eve_py.harness.runtime import Runtime
 from eve_py.server.auth import Authenticator, tokens_from_env
+from eve_py.server.guard import guard_middleware
 from eve_py.server.hub import Hub
 from eve_py.server.info import agent_info, health
 from eve_py.server.owners import OwnerStore, owners_for
@@ -96,6 +97,7 @@ def create_app(
     stream_lease_s: float = 10.0,
     shutdown_grace_s: float = 5.0,
     chat_ui: bool = True,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> Starlette:
     """Build the Starlette app serving `runtime`'s sessions over HTTP.
 
@@ -117,6 +119,11 @@ def create_app(
             its cursor); below eve's client's 15 s idle timeout.
         shutdown_grace_s: On shutdown, how long running turns may go on before they are cancelled.
         chat_ui: Serve the browser chat at `/`.
+        allowed_hosts: `Host` header names the server answers to besides loopback names
+            (`*.example.com` wildcards allowed); other hosts get 400. None: loopback names only
+            when no token is configured (against DNS rebinding), any host with tokens. Without
+            tokens, a request whose `Origin` is another site's also gets 403 (see
+            `eve_py.server.guard`).
 
     Raises:
         UsageError: No default owner store fits the runtime's store (pass `owners=`).
@@ -164,6 +171,7 @@ def create_app(
         ]
     app = Starlette(
         routes=routes,
+        middleware=guard_middleware(authenticated=api.auth.enabled, allowed_hosts=allowed_hosts),
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error, Exception: _internal_error},
     )
@@ -269,7 +277,7 @@ class _Api:
         """The decoded JSON body, None when empty.
 
         Raises:
-            ApiError: 413 when too large; 415 when not sent as JSON; 400 when not strict JSON
+            ApiError: 413 when too large; 415 when not sent as `application/json`; 400 when not strict JSON
                 (NaN or Infinity), nested too deep, or holding a lone surrogate.
         """
         declared = request.headers.get("content-length")
@@ -283,7 +291,9 @@ class _Api:
         if not raw.strip():
             return None
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media_type != "application/json" and not media_type.endswith("+json"):
+        # Only application/json: the body types a page elsewhere may send without a CORS preflight
+        # (text/plain, forms) are refused, whatever they hold.
+        if media_type != "application/json":
             raise ApiError(
                 "Send the body as JSON (Content-Type: application/json).", status=415, code="unsupported_media_type"
             )

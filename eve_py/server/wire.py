@@ -8,7 +8,9 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 | 400 | `bad_request` | a body that is not a JSON object, has wrong types, is nested too deep or holds a lone |
 |     |               | surrogate; not exactly one of `message` / `inputResponses`; a bad `startIndex` |
 | 400 | `invalid_message` | a message with no text |
+| 400 | (plain text) | a `Host` that is not a loopback name or an allowed host (`Invalid host header`) |
 | 401 | `unauthorized` | a missing or wrong bearer token |
+| 403 | `forbidden_origin` | without API tokens: an `Origin` that is not the server's own |
 | 404 | `session_not_found` | an unknown session's stream or state, or one another principal owns |
 | 404 | `not_found` | an unknown route |
 | 409 | `session_not_active` | a message or answer for an unknown (or reset) session |
@@ -17,7 +19,7 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 | 409 | `request_already_answered` | an answer to a request answered before (or twice in one body) |
 | 409 | `conflict` | another client changed the session first (concurrent answers) |
 | 413 | `payload_too_large` | a body over the size limit |
-| 415 | `unsupported_media_type` | a body sent as anything but JSON, or a message part that is not text |
+| 415 | `unsupported_media_type` | a body sent as anything but `application/json`, or a message part that is not text |
 | 422 | `invalid_answer` | an answer that does not fit its request (option not offered, value fails the schema) |
 | 422 | `unknown_request` | a `requestId` that is not in the parked batch |
 | 501 | `unsupported` | a control eve-py does not implement (`compact`) |
@@ -25,12 +27,11 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
-from eve_py._json import JsonObject
+from eve_py._json import JsonObject, strict_loads
 from eve_py._wire import WireModel, describe_validation_error
 from eve_py.errors import (
     ApiError,
@@ -215,26 +216,15 @@ def error_body(exc: EveError, *, message: str | None = None) -> dict[str, Any]:
 
 
 def decode_json(raw: bytes) -> Any:
-    """Strict JSON (no NaN or Infinity), bounded nesting, no lone surrogates.
+    """Strict JSON (no NaN or Infinity), bounded nesting, no lone surrogates (`strict_loads`).
 
     Raises:
         ApiError: 400 saying which rule the body breaks.
     """
     try:
-        value = json.loads(raw, parse_constant=_reject_constant)
-        # A lone surrogate (`"\\ud800"`) decodes but cannot be stored or sent on as UTF-8.
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except RecursionError:
-        raise bad_request("The body is nested too deeply.") from None
-    except UnicodeEncodeError:
-        raise bad_request("The body holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
-        raise bad_request(f"Invalid JSON body: {exc}") from exc
-    return value
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+        return strict_loads(raw)
+    except ValueError as exc:  # invalid UTF-8 (UnicodeDecodeError) is a ValueError too
+        raise bad_request(f"Invalid JSON body: {exc}") from None
 
 
 def too_large(limit: int) -> EveError:

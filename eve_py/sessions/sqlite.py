@@ -72,25 +72,42 @@ class SQLiteSessionStore:
     Args:
         path: The database file; created (with its folder) if missing.
         timeout_s: How long a write waits for another process's lock, in seconds.
-        synchronous: `FULL` (default) syncs every commit to disk, so an accepted answer survives
-            power loss too; `NORMAL` keeps it through process crashes only, for about 25% more
-            park/resume throughput.
+        synchronous: `FULL` (default) syncs every durable write to disk before it returns, so an
+            accepted answer, a park or a completed turn survives power loss too (the writes
+            between them are synced with them); `NORMAL` syncs nothing and keeps every write
+            through process crashes only.
+
+    Raises:
+        StoreSchemaError: The file is not a SQLite database, holds another eve-py's schema, or
+            cannot be opened; it is left as it was.
     """
 
     def __init__(
         self, path: str | Path, *, timeout_s: float = 30.0, synchronous: Literal["FULL", "NORMAL"] = "FULL"
     ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
-        _check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
-        self._db.execute("PRAGMA journal_mode=WAL")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreSchemaError(f"cannot open {self.path} as a session store: {exc}") from exc
         self._synchronous: Literal["FULL", "NORMAL"] = "FULL" if synchronous == "FULL" else "NORMAL"
         self._mode = self._synchronous
         """The connection's `synchronous` setting now."""
-        self._db.execute(f"PRAGMA synchronous={self._mode}")
-        self._db.executescript(_SCHEMA)
+        try:
+            _check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={self._mode}")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:  # "file is not a database", read-only, locked, ...
+            self._db.close()
+            raise StoreSchemaError(
+                f"cannot use {self.path} as a session store ({exc}); name a new file or an eve-py store (--store)"
+            ) from exc
+        except BaseException:
+            self._db.close()
+            raise
         self._rowids: dict[str, int] = {}
 
     @classmethod
@@ -225,7 +242,8 @@ class SQLiteSessionStore:
 
     def _read(self, db: sqlite3.Connection, table: str, session_id: str, start: int, stop: int | None) -> list[str]:
         rowid = self._rowid(db, session_id)
-        start, stop = max(start, 0), _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)
+        start = min(max(start, 0), _MAX_INDEX)
+        stop = _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)
         if start >= stop:
             return []
         # The chunk holding `start` is the last one starting at or before it; the rest follow it.
@@ -247,6 +265,7 @@ class SQLiteSessionStore:
 
 
 _MAX_INDEX = 2**62
+"""Bounds clamped to this stay within SQLite's 64-bit integers (a larger int raises OverflowError)."""
 
 
 def _dump(record: SessionRecord) -> str:

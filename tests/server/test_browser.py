@@ -46,12 +46,12 @@ TIMEOUT_MS = 15_000
 
 
 @asynccontextmanager
-async def browser_page(profile: Path) -> AsyncIterator[Page]:
+async def browser_page(profile: Path, extra_args: Sequence[str] = ()) -> AsyncIterator[Page]:
     """A page in a fresh headless Chromium (its own user-data-dir), never Playwright's own browsers."""
     assert await anyio.Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium"
     async with async_playwright() as playwright:
         context = await playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            str(profile), executable_path=CHROMIUM, headless=True, args=[*CHROMIUM_ARGS, *extra_args]
         )
         context.set_default_timeout(TIMEOUT_MS)
         try:
@@ -372,3 +372,35 @@ async def test_stop_cancels_a_running_turn(tmp_path: Path) -> None:
         await send(page, "help me pick a template")
         await expect(page.locator(".batch legend")).to_have_text("Which template should the page use?")
         await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
+
+
+SEND_FROM_PAGE = """async (url) => {
+    // What any page may do: a no-cors POST needs no preflight; the browser sends it and hides the answer.
+    const body = JSON.stringify({message: "help me pick a template"});
+    await fetch(url, {method: "POST", mode: "no-cors", headers: {"content-type": "text/plain"}, body});
+    return "sent";
+}"""
+
+
+async def test_a_page_of_another_site_cannot_start_a_turn_on_a_server_without_token(
+    hitl_agent: Agent, tmp_path: Path
+) -> None:
+    runtime = hitl_runtime(hitl_agent)
+    rebinding = ["--host-resolver-rules=MAP evil.example 127.0.0.1"]  # DNS rebinding, without DNS
+    async with (
+        serve(runtime, tokens=()) as target,
+        serve(hitl_runtime(hitl_agent), tokens=()) as elsewhere,  # another origin: another port
+        browser_page(tmp_path / "p", rebinding) as page,
+    ):
+        await page.goto(elsewhere.base + "/")
+        assert await page.evaluate(SEND_FROM_PAGE, target.api + "/session") == "sent"
+
+        port = target.base.rsplit(":", 1)[1]
+        rebound = await page.goto(f"http://evil.example:{port}/")
+        assert rebound is not None and rebound.status == 400
+
+        await page.goto(target.base + "/")  # the server's own page still works
+        await send(page, "help me pick a template")
+        await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
+
+    assert len(runtime.store._records) == 1, "only the session of the server's own page"  # type: ignore[attr-defined]

@@ -206,7 +206,7 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
     ("response with unknown key", {"inputResponses": [{"requestId": "x", "choice": 1}]}, "choice"),
     ("bad action", {"inputResponses": [{"requestId": "x", "action": "maybe"}]}, "action"),
     ("array body", [1, 2], "Expected a JSON object."),
-    ("NaN", b'{"inputResponses": [{"requestId": "x", "value": NaN}]}', "NaN is not JSON"),
+    ("NaN", b'{"inputResponses": [{"requestId": "x", "value": NaN}]}', "NaN is not a JSON number"),
     ("nested too deep", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     ("lone surrogate", b'{"message": "a\\ud800b"}', "lone UTF-16 surrogate"),
     ("file part", {"message": [{"type": "file", "mediaType": "text/plain", "data": "aGk="}]}, "not supported"),

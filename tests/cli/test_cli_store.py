@@ -1,0 +1,62 @@
+"""A `--store` that is not a session store is one `error:` line and exit 2, and stays untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eve_py.cli.main import main
+from tests.cli.conftest import RunEve
+
+NOT_A_DATABASE = b"name,amount\nada,30\n" * 50
+"""A CSV someone passed as --store by mistake."""
+
+COMMANDS = {
+    "run": ["run", "{app}", "help me pick a template", "--model", "mock"],
+    "chat": ["chat", "{app}", "--model", "mock"],
+    "serve": ["serve", "{app}", "--model", "mock", "--port", "0"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_store_that_is_not_a_sqlite_database_is_refused_and_left_untouched(
+    command: str, hitl_app: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "sales.csv"
+    store.write_bytes(NOT_A_DATABASE)
+    args = [arg.format(app=hitl_app) for arg in COMMANDS[command]]
+
+    code = main([*args, "--store", str(store)])
+
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("error: ") and "not a database" in captured.err and str(store) in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err
+    assert store.read_bytes() == NOT_A_DATABASE
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sales.csv"], "no -wal or -shm file beside it"
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_store_that_cannot_be_opened_is_an_error_line(
+    command: str, hitl_app: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [arg.format(app=hitl_app) for arg in COMMANDS[command]]
+
+    code = main([*args, "--store", str(tmp_path)])  # a folder
+
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("error: cannot open ") and "Traceback" not in captured.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_store_in_a_real_process_prints_no_traceback(eve: RunEve, hitl_app: Path, tmp_path: Path) -> None:
+    store = tmp_path / "sales.csv"
+    store.write_bytes(NOT_A_DATABASE)
+
+    done = eve("run", hitl_app, "hello", "--model", "mock", "--store", store)
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
+    assert store.read_bytes() == NOT_A_DATABASE
