@@ -39,7 +39,15 @@ from eve_py.parking.answers import DENIED_MESSAGE, schema_validator
 from eve_py.resolvers.solver import Question, RecordedOutcome
 from eve_py.tools.resolved import ResolvedTool
 
-__all__ = ("INPUT_REQUIRED_VERSION", "LEGACY_MAX_ATTEMPTS", "CallSite", "attempt", "call_legacy", "call_modern")
+__all__ = (
+    "CallSite",
+    "INPUT_REQUIRED_VERSION",
+    "LEGACY_MAX_ATTEMPTS",
+    "attempt",
+    "call_legacy",
+    "call_modern",
+    "uses_input_required",
+)
 
 logger = logging.getLogger("eve_py.mcp")
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import tarfile
+import threading
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
@@ -60,3 +62,32 @@ def sdk_examples() -> Path:
 @pytest.fixture
 def refund_app() -> Path:
     return REFUND_MCP_APP
+
+
+def _read_address(process: subprocess.Popen[str], found: threading.Event, lines: list[str]) -> None:
+    """Read the server's stderr to its end (so it never blocks on a full pipe), noting its address."""
+    assert process.stderr is not None
+    for line in process.stderr:
+        lines.append(line)
+        if "listening on " in line:
+            found.set()
+    found.set()  # the server exited: the waiter sees no address
+
+
+@pytest.fixture(scope="session")
+def desk_url() -> Iterator[str]:
+    """`eve-py mcp fixtures/refund-desk-mcp --http --port 0`, running for the whole session; its URL."""
+    command = [sys.executable, "-m", "eve_py", "mcp", str(REFUND_MCP_APP), "--http", "--port", "0"]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True) as process:
+        found, lines = threading.Event(), list[str]()
+        reader = threading.Thread(target=_read_address, args=(process, found, lines), daemon=True)
+        reader.start()
+        try:
+            assert found.wait(60), "eve-py mcp --http did not start listening within 60 s"
+            address = [line for line in lines if "listening on " in line]
+            assert address, f"eve-py mcp --http exited: {''.join(lines)}"
+            yield address[0].split("listening on ", 1)[1].split()[0]
+        finally:
+            process.terminate()
+            process.wait(30)
+            reader.join(30)

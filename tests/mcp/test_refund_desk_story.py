@@ -51,27 +51,8 @@ async def test_story_client_over_stdio(story_main: StoryMain, refund_app: Path) 
         await story_main(StdioServerParameters(command=command, args=args), mode="legacy")
 
 
-async def test_story_client_over_http_on_both_eras(story_main: StoryMain, refund_app: Path) -> None:
+async def test_story_client_over_http_on_both_eras(story_main: StoryMain, desk_url: str) -> None:
+    assert desk_url.startswith("http://127.0.0.1:") and desk_url.endswith("/mcp"), desk_url
     with anyio.fail_after(60):
-        async with await anyio.open_process(_eve_py(str(refund_app), "--http", "--port", "0")) as server:
-            try:
-                assert server.stderr is not None
-                first = (await server.stderr.receive()).decode()
-                while "listening on " not in first:
-                    first += (await server.stderr.receive()).decode()
-                url = first.split("listening on ", 1)[1].split()[0]
-                assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
-                async with anyio.create_task_group() as group:
-                    # The server logs to stderr: keep reading it so it never blocks on a full pipe.
-                    group.start_soon(_drain, server.stderr)
-                    await story_main(url, mode=LATEST_MODERN_VERSION)
-                    await story_main(url, mode="legacy")
-                    group.cancel_scope.cancel()
-            finally:
-                server.terminate()
-                await server.wait()
-
-
-async def _drain(stream: Any) -> None:
-    async for _ in stream:
-        pass
+        await story_main(desk_url, mode=LATEST_MODERN_VERSION)
+        await story_main(desk_url, mode="legacy")
