@@ -189,3 +189,11 @@ async def test_a_bearer_token_variable_that_is_not_set_is_a_clear_error(monkeypa
     plan = remote_plan(server, server_name="desk", tool=listed, app_dir=REPO)
     with pytest.raises(ToolError, match="the environment variable DESK_TOKEN is not set"):
         await plan.run({}, ToolContext(session_id="s", turn_id="t", call_id="c", tool_name="desk__refund_order"))
+
+
+async def test_the_fixture_app_uses_the_desk_over_stdio() -> None:
+    agent = load_agent(CLIENT_APP)  # lists the tools of `eve-py mcp ../refund-desk-mcp`, run in the app folder
+    session = await Runtime(agent, model=load_mock_model(CLIENT_APP)).create_session()
+    done = await session.send("refund ORD-7001 download corrupted")
+    assert done.status == "completed" and not done.input_requests
+    assert done.message == "Refunded 15.00 on ORD-7001 (not restocked)."
