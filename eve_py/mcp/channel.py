@@ -28,12 +28,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from eve_py import __version__
 from eve_py._json import JsonObject
 from eve_py._wire import describe_validation_error
 from eve_py.errors import RequestAlreadyAnsweredError, SessionError, SessionNotFoundError, SessionNotWaitingError
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.mcp.invocations import invocation
+from eve_py.mcp.server import tools_server
 
 __all__ = ("CHANNEL_TOOLS", "agent_channel")
 
@@ -173,17 +173,10 @@ def agent_channel(runtime: Runtime, *, name: str | None = None) -> Server[Any]:
         "agent_update": (_Update, channel.update),
         "agent_cancel": (_Cancel, channel.cancel),
     }
-    listed = types.ListToolsResult(tools=CHANNEL_TOOLS)
-    schemas = {tool.name: tool.input_schema for tool in CHANNEL_TOOLS}
-
-    async def on_list_tools(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return listed
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         entry = handlers.get(params.name)
         if entry is None:
             return _error(f"Unknown tool: {params.name}")
@@ -197,11 +190,7 @@ def agent_channel(runtime: Runtime, *, name: str | None = None) -> Server[Any]:
         except SessionError as exc:  # an unknown request, an answer that does not fit, a session ended
             return _error(str(exc))
 
-    return Server(
-        name or runtime.agent.name,
-        version=__version__,
-        instructions=runtime.agent.instructions,
-        get_tool_input_schema=schemas.get,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
+    agent = runtime.agent
+    return tools_server(
+        name or agent.name, instructions=agent.instructions, tools=CHANNEL_TOOLS, on_call_tool=on_call_tool
     )

@@ -18,6 +18,7 @@ expired or rebound one with `-32602 Invalid or expired requestState` before any 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -31,7 +32,13 @@ from eve_py.mcp.calls import CallSite, call_legacy, call_modern, uses_input_requ
 from eve_py.mcp.results import unknown_tool_result
 from eve_py.tools.resolved import ResolvedTool
 
-__all__ = ("list_tools", "mcp_server", "mcp_tool")
+__all__ = ("CallToolHandler", "list_tools", "mcp_server", "mcp_tool", "tools_server")
+
+CallToolHandler = Callable[
+    [ServerRequestContext[Any, Any], types.CallToolRequestParams],
+    Awaitable[types.CallToolResult | types.InputRequiredResult],
+]
+"""The SDK's `tools/call` handler signature."""
 
 
 def mcp_tool(tool: ResolvedTool) -> types.Tool:
@@ -58,6 +65,28 @@ def _site(ctx: ServerRequestContext[Any, Any]) -> CallSite:
     )
 
 
+def tools_server(
+    name: str, *, instructions: str | None, tools: list[types.Tool], on_call_tool: CallToolHandler
+) -> Server[Any]:
+    """An SDK lowlevel server that lists `tools` (fixed for its lifetime) and calls them with `on_call_tool`."""
+    listed = types.ListToolsResult(tools=tools)
+    schemas = {tool.name: tool.input_schema for tool in tools}
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listed
+
+    return Server(
+        name,
+        version=__version__,
+        instructions=instructions,
+        get_tool_input_schema=schemas.get,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
 def mcp_server(
     agent: Agent, *, name: str | None = None, request_state_security: RequestStateSecurity | None = None
 ) -> Server[Any]:
@@ -69,13 +98,6 @@ def mcp_server(
         request_state_security: How `requestState` is sealed; `RequestStateSecurity.ephemeral()`
             (a key of this process only) by default. Pass shared `keys=` for several workers.
     """
-    listed = types.ListToolsResult(tools=list_tools(agent))
-    schemas = {tool.name: tool.input_schema for tool in agent.tools.values()}
-
-    async def on_list_tools(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return listed
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -89,13 +111,8 @@ def mcp_server(
         return await call_legacy(tool, params, site, session=ctx.session, request_id=ctx.request_id)
 
     server_name = name or agent.name
-    server: Server[Any] = Server(
-        server_name,
-        version=__version__,
-        instructions=agent.instructions,
-        get_tool_input_schema=schemas.get,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
+    server = tools_server(
+        server_name, instructions=agent.instructions, tools=list_tools(agent), on_call_tool=on_call_tool
     )
     security = request_state_security or RequestStateSecurity.ephemeral()
     server.middleware.append(RequestStateBoundary(security, default_audience=server_name))
