@@ -25,6 +25,7 @@ from typing import Any
 import jsonschema
 import mcp_types as types
 import pydantic
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 
@@ -200,7 +201,7 @@ async def call_legacy(
     params: types.CallToolRequestParams,
     site: CallSite,
     *,
-    session: Any,
+    session: ServerSession,
     request_id: types.RequestId | None,
 ) -> types.CallToolResult:
     """A legacy-era call: each open question is pushed as `elicitation/create`, then the call goes on.
