@@ -192,8 +192,13 @@ async def test_a_bearer_token_variable_that_is_not_set_is_a_clear_error(monkeypa
 
 
 async def test_the_fixture_app_uses_the_desk_over_stdio() -> None:
+    """The legacy era's `elicitation/create` push parks the call too (stdio negotiates legacy)."""
     agent = load_agent(CLIENT_APP)  # lists the tools of `eve-py mcp ../refund-desk-mcp`, run in the app folder
     session = await Runtime(agent, model=load_mock_model(CLIENT_APP)).create_session()
-    done = await session.send("refund ORD-7001 download corrupted")
-    assert done.status == "completed" and not done.input_requests
-    assert done.message == "Refunded 15.00 on ORD-7001 (not restocked)."
+    first = await session.send("refund ORD-7002 changed my mind")
+    [scope] = first.input_requests
+    assert scope.kind == "elicitation" and scope.prompt.startswith("ORD-7002 has several items")
+    done = await session.respond([InputResponse(request_id=scope.request_id, action="decline")])
+    assert done.status == "completed" and done.message is not None
+    assert done.message.startswith("The refund did not go through: Error executing tool desk__refund_order: ")
+    assert "Resolver for parameter 'scope' could not resolve: elicitation was decline" in done.message
