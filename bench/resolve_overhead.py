@@ -3,10 +3,8 @@
 Run by hand (not part of the test suite):
 
 ```
-.venv/bin/python bench/resolve_overhead.py                 # eve-py only (no mcp in the project's venv)
-python3 -m venv /tmp/mcpvenv && /tmp/mcpvenv/bin/pip install mcp && /tmp/mcpvenv/bin/pip install -e .
-/tmp/mcpvenv/bin/python bench/resolve_overhead.py          # side by side with the mcp package
-/tmp/mcpvenv/bin/python bench/resolve_overhead.py --calls 20000 --repeats 7 --json
+.venv/bin/python bench/resolve_overhead.py                 # side by side with the mcp package (the dev extra has it)
+.venv/bin/python bench/resolve_overhead.py --calls 20000 --repeats 7 --json
 ```
 
 The DAG, in both frameworks (all resolvers async and pure; `base` takes the tool argument `x`
@@ -27,6 +25,10 @@ calls on one event loop (`time.perf_counter`):
   primary baseline), `MCPServer.call_tool(name, arguments)` (adds the `CallToolResult`
   conversion) and `Client(server).call_tool(name, arguments)` (the in-memory client, a full
   JSON-RPC round trip).
+
+- MCP serving (when mcp is installed): the same tool served by `eve-py mcp`'s server
+  (`eve_py.mcp.mcp_server`) and by the SDK's `MCPServer`, each called through the SDK's
+  in-memory `Client(server).call_tool(...)`: the whole MCP path, JSON-RPC included (the MCP row).
 
 Each framework also runs a plain tool with the same body and no resolvers, so the DAG's own
 cost (DAG tool - plain tool) is printed too. The ratio is ours / theirs: below 1 means eve-py is
@@ -50,6 +52,8 @@ from eve_py import Resolve, ToolContext, define_tool
 
 TARGET = 0.5
 """The issue's target for the ratio eve-py / mcp (resolver entry point)."""
+MCP_TARGET = 0.7
+"""The target for the MCP row: `eve-py mcp`'s server / the SDK's `MCPServer`, both through `Client`."""
 INSTALL_HINT = (
     "python3 -m venv /tmp/mcpvenv && /tmp/mcpvenv/bin/pip install mcp && /tmp/mcpvenv/bin/pip install -e . "
     "&& /tmp/mcpvenv/bin/python bench/resolve_overhead.py"
@@ -210,6 +214,50 @@ async def mcp_timings(calls: int, repeats: int, warmup: int, *, client: bool) ->
     return timings
 
 
+async def eve_mcp_timing(calls: int, repeats: int, warmup: int) -> Timing:
+    """eve-py's MCP server (what `eve-py mcp` serves) through the SDK's in-memory `Client`."""
+    from mcp import Client
+
+    from eve_py.agent import Agent
+    from eve_py.mcp import mcp_server
+
+    agent = Agent.from_definitions(
+        {
+            "dag_tool": define_tool(description="DAG tool", execute=make_dag_tool(Resolve)),
+            "plain_tool": define_tool(description="plain tool", execute=plain_tool),
+        }
+    )
+    async with Client(mcp_server(agent)) as connected:
+
+        async def client_dag() -> Any:
+            return await connected.call_tool("dag_tool", ARGUMENTS)
+
+        async def client_plain() -> Any:
+            return await connected.call_tool("plain_tool", ARGUMENTS)
+
+        for call in (client_dag, client_plain):
+            result = await call()
+            assert not result.is_error and result.content[0].text == str(EXPECTED), result
+        few, few_warmup = max(1, calls // 10), max(1, warmup // 10)
+        label = "eve-py mcp Client(server).call_tool"
+        return await time_pair(label, client_dag, client_plain, few, repeats, few_warmup)
+
+
+def mcp_row(served: Timing, theirs: list[Timing]) -> list[str]:
+    """The MCP row: eve-py's MCP server against the SDK's `MCPServer`, both through `Client`."""
+    sdk = next((t for t in theirs if t.label.startswith("mcp Client")), None)
+    if sdk is None:
+        return []
+    ratio = served.dag_us / sdk.dag_us
+    verdict = "meets" if ratio <= MCP_TARGET else "misses"
+    return [
+        "",
+        f"{served.label:<40} {served.dag_us:12.2f} {served.plain_us:14.2f} {served.overhead_us:16.2f}",
+        f"MCP row: eve-py mcp / MCPServer through Client, per call: {ratio:.3f}x "
+        f"(target <= {MCP_TARGET}: {verdict} it)",
+    ]
+
+
 def report(eve: Timing, theirs: list[Timing], version: str | None, args: argparse.Namespace) -> list[str]:
     """Readable lines: per-call times, DAG overheads, and the ratios ours / theirs."""
     lines = [
@@ -248,11 +296,14 @@ async def main_async(args: argparse.Namespace) -> int:
     eve = await eve_timing(args.calls, args.repeats, args.warmup)
     version = mcp_version()
     theirs: list[Timing] = []
+    served: Timing | None = None
     if version is not None:
         try:
             theirs = await mcp_timings(args.calls, args.repeats, args.warmup, client=not args.no_client)
         except ImportError as exc:
             print(f"mcp {version} is installed but has no resolver API ({exc}); baseline unavailable", file=sys.stderr)
+        if theirs and not args.no_client:
+            served = await eve_mcp_timing(args.calls, args.repeats, args.warmup)
     if args.json:
         print(
             json.dumps(
@@ -263,11 +314,13 @@ async def main_async(args: argparse.Namespace) -> int:
                     "repeats": args.repeats,
                     "timings": [asdict(t) | {"overhead_us": t.overhead_us} for t in (eve, *theirs)],
                     "ratio": eve.dag_us / theirs[0].dag_us if theirs else None,
+                    "mcp_served": None if served is None else asdict(served) | {"overhead_us": served.overhead_us},
+                    "mcp_ratio": None if served is None else served.dag_us / theirs[-1].dag_us,
                 }
             )
         )
     else:
-        print("\n".join(report(eve, theirs, version, args)))
+        print("\n".join(report(eve, theirs, version, args) + ([] if served is None else mcp_row(served, theirs))))
     return 0
 
 

@@ -85,7 +85,8 @@ def load_agent(app_dir: str | Path, *, import_timeout_s: float | None = None) ->
 
     Raises:
         CompileError: The app has errors (a file that raised or did not finish importing included).
-        ToolResolutionError: A tool failed the runtime's own checks.
+        ToolResolutionError: A tool failed the runtime's own checks, or an MCP server declared in
+            `agent/connections/` could not be loaded or listed.
         UsageError: `import_timeout_s` or `$EVE_IMPORT_TIMEOUT` is not a number of seconds > 0.
     """
     compiled = compile_app_definitions(app_dir, import_timeout_s=import_timeout_s)
@@ -97,9 +98,18 @@ def load_agent(app_dir: str | Path, *, import_timeout_s: float | None = None) ->
         instructions=compiled.instructions,
         model=compiled.agent.model,
         max_steps=compiled.agent.max_steps,
-        tools=_with_framework_tools(resolved, set(compiled.disabled)),
+        tools=_with_framework_tools(resolved, set(compiled.disabled)) | _mcp_tools(Path(app_dir)),
         app_dir=Path(app_dir),
     )
+
+
+def _mcp_tools(app_dir: Path) -> dict[str, ResolvedTool]:
+    """The tools of the MCP servers declared in `agent/connections/` (needs the mcp extra)."""
+    if not (app_dir / "agent" / "connections").is_dir():
+        return {}
+    from eve_py.mcp.loading import connection_tools  # the mcp extra is optional: imported only here
+
+    return connection_tools(app_dir)
 
 
 def load_mock_model(app_dir: str | Path) -> Model:

@@ -1,4 +1,4 @@
-"""The `eve-py` command line: `init`, `build`, `chat`, `run`, `eval` and `serve`.
+"""The `eve-py` command line: `init`, `build`, `chat`, `run`, `eval`, `serve` and `mcp`.
 
 ```
 eve-py --version
@@ -8,6 +8,7 @@ eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
 eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
 eve-py eval APP_DIR [--model ...] [--tag T] [--junit PATH] [--json] [--max-concurrency N] [--list]  (see cli/evals.py)
 eve-py serve APP_DIR [--host H] [--port P] [--model mock|provider/model] [--store PATH]
+eve-py mcp APP_DIR [--http [--host H] [--port P]]  (see cli/mcp.py)
 ```
 
 `run` without MESSAGE continues the session given by `--session` (a parked one gets the
@@ -38,6 +39,7 @@ from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent, load_agent, load_mock_model
 from eve_py.cli.evals import add_eval_command, run_eval_command
 from eve_py.cli.init import add_init_parser, run_init_command
+from eve_py.cli.mcp import add_mcp_parser, run_mcp_command
 from eve_py.cli.prompts import ask_request
 from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
@@ -78,6 +80,7 @@ examples:
   eve-py chat my-app --model mock    chat offline on the app's agent/mock_model.py
   eve-py eval my-app --model mock    run the app's evals
   eve-py serve my-app --model mock   HTTP API and browser chat on http://127.0.0.1:8000
+  eve-py mcp my-app                  the app's tools to an MCP host over stdio (--http for /mcp)
   eve-py run my-app "deploy the app" --model mock --answers answers.json --json
                                      one turn, answers from a file, events as NDJSON lines
 
@@ -127,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     add_eval_command(commands)
 
     add_serve_parser(commands)
+    add_mcp_parser(commands)
     return parser
 
 
@@ -144,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_eval_command(args)
         if args.command == "serve":
             return serve(args)
+        if args.command == "mcp":
+            return run_mcp_command(args)
         return anyio.run(_run, args)
     except CompileError as exc:
         _print(str(exc), err=True)

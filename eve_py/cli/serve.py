@@ -33,7 +33,7 @@ from eve_py.models.base import Model
 from eve_py.sessions.sqlite import SQLiteSessionStore
 from eve_py.sessions.store import SessionStore
 
-__all__ = ("add_serve_parser", "is_loopback", "serve")
+__all__ = ("add_serve_parser", "bind_listener", "is_loopback", "serve")
 
 
 def add_serve_parser(commands: Any) -> None:
@@ -77,7 +77,12 @@ def _allowed_hosts(args: argparse.Namespace, tokens: list[str]) -> list[str] | N
     return [f"[{listened}]" if ":" in listened else listened, *args.allowed_host]
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on `host:port` (0 picks a free port), inheritable by uvicorn's workers.
+
+    Raises:
+        UsageError: The address cannot be bound (taken, not local, unknown host).
+    """
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, kind, proto)
@@ -129,7 +134,7 @@ def serve(args: argparse.Namespace) -> int:
     try:
         runtime = Runtime(agent, model=model, store=store)
         app = create_app(runtime, tokens=tokens, allowed_hosts=_allowed_hosts(args, tokens))
-        sock = _bind(args.host, args.port)
+        sock = bind_listener(args.host, args.port)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         out = sys.stdout
