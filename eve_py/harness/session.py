@@ -1,12 +1,10 @@
 """`Session`: a handle on one stored session: send messages, answer parked input requests, resume, cancel.
 
 ```python
-runtime = Runtime(load_agent("fixtures/agent-tools-hitl"), model=MockModel(responder),
-                  store=SQLiteSessionStore("sessions.db"))
-session = await runtime.create_session()
+session = await runtime.get_session(session_id)        # any process on the same store
 result = await session.send("Pick a template")          # TurnResult, maybe status "waiting"
-result = await session.respond([InputResponse(request_id=..., option_id="blue")])
-session = await runtime.get_session(session.id)         # also from another process
+result = await session.respond([{"requestId": result.input_requests[0].request_id, "optionId": "blue"}])
+await session.resume()                                  # after a crash: finish what the last write left
 ```
 
 A `Session` is a handle: every operation reads the stored record first and writes through
@@ -21,13 +19,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import ValidationError
 
-from eve_py._json import JsonSchema, JsonValue, canonical_dumps, json_problem
-from eve_py._wire import describe_validation_error
+from eve_py._json import JsonSchema, JsonValue
 from eve_py.errors import (
     InputResponseError,
-    InvalidAnswerError,
     InvalidMessageError,
     RequestAlreadyAnsweredError,
     SessionConflictError,
@@ -43,6 +38,7 @@ from eve_py.events.payloads import (
     SessionWaitingData,
     TurnWaitingData,
 )
+from eve_py.harness.inputs import as_response, check_turn_input, context_text
 from eve_py.harness.loop import TurnDriver
 from eve_py.harness.turn_result import TurnResult
 from eve_py.models.messages import AssistantMessage, Message, ToolMessage
@@ -137,11 +133,11 @@ class Session:
         parts = [message] if isinstance(message, str) else list(message)
         if not "".join(parts).strip():
             raise InvalidMessageError("A message must contain some text (providers reject blank messages).")
-        _check_turn_input({"message": parts, "clientContext": client_context, "outputSchema": output_schema})
+        check_turn_input({"message": parts, "clientContext": client_context, "outputSchema": output_schema})
         sent = TurnInput(
             parts=parts,
             delivery_id=delivery_id or new_id("dlv"),
-            client_context=_context_text(client_context),
+            client_context=context_text(client_context),
             output_schema=output_schema,
         )
         driver = self._runtime._driver()
@@ -199,8 +195,8 @@ class Session:
             InvalidMessageError: `client_context` or `output_schema` holds NaN, Infinity or a lone surrogate.
             SessionConflictError: Another `respond()` answered the batch first; nothing written.
         """
-        checked_input = [_as_response(r) for r in responses]
-        _check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
+        checked_input = [as_response(r) for r in responses]
+        check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
         driver = self._runtime._driver()
         record = _active(await self._runtime.store.load(self.id))
         pending = record.pending
@@ -228,7 +224,7 @@ class Session:
                 status=record.status,
             )
         accepted = accept_answers(pending, checked_input)
-        turn = record.turn.with_context(_context_text(client_context), output_schema)
+        turn = record.turn.with_context(context_text(client_context), output_schema)
         coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
         resolved = InputResolvedData(**coords, step_index=pending.step_index, resolutions=accepted.resolutions)
         events = [turn.stamp(resolved)]
@@ -391,50 +387,6 @@ def _active(record: SessionRecord) -> SessionRecord:
     if record.status == "ended":
         raise SessionEndedError(f"Session {record.id!r} was reset; start a new session.", status=record.status)
     return record
-
-
-def _context_text(context: str | Sequence[str] | Mapping[str, JsonValue] | None) -> str | None:
-    """Client context as the model is shown it: a string as is, strings one per line, an object as JSON."""
-    if context is None or isinstance(context, str):
-        return context
-    if isinstance(context, Mapping):
-        return canonical_dumps(dict(context))
-    return "\n".join(context)
-
-
-def _check_turn_input(fields: Mapping[str, object]) -> None:
-    """Refuse what a turn would keep but could not store or send: NaN, Infinity, lone surrogates.
-
-    Raises:
-        InvalidMessageError: Says which field and why.
-    """
-    problem = json_problem(dict(fields))
-    if problem is not None:
-        raise InvalidMessageError(f"The turn's input cannot be stored: {problem}.")
-
-
-def _as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:
-    """Accept an `InputResponse` or its JSON form; a malformed one (or one that is not standard JSON:
-    NaN, Infinity, a lone surrogate) is an `InvalidAnswerError`."""
-    if isinstance(raw, InputResponse):
-        response = raw
-    else:
-        try:
-            response = InputResponse.model_validate(raw)
-        except ValidationError as exc:
-            request_id = raw.get("requestId", raw.get("request_id", "")) if isinstance(raw, Mapping) else ""
-            raise InvalidAnswerError(
-                f"Malformed input response ({describe_validation_error(exc)}); "
-                "expected {requestId, optionId?, text?, value?, action?}",
-                request_id=str(request_id),
-            ) from exc
-    # NaN would be stored as null, a lone surrogate could not be stored at all: refused up front.
-    fields = {"requestId": response.request_id, "optionId": response.option_id, "text": response.text}
-    problem = json_problem({**fields, "value": response.value})
-    if problem is not None:
-        shown = response.request_id.encode("utf-8", "backslashreplace").decode()
-        raise InvalidAnswerError(f"Answer to request {shown!r} rejected: {problem}.", request_id=shown)
-    return response
 
 
 def _answered_in(messages: Sequence[Message], request_id: str) -> bool:
