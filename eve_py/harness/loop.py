@@ -33,7 +33,7 @@ import anyio
 import jsonschema
 import pydantic
 
-from eve_py._json import JsonValue, canonical_dumps, to_json_value
+from eve_py._json import JsonValue, canonical_dumps, json_problem, to_json_value
 from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent
 from eve_py.authoring._signature import NeedsInput
@@ -402,6 +402,11 @@ class TurnDriver:
             return record, await self._fail(record, events, step_index, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
         if writer is not None and writer.record is not None:
             record = writer.record
+        calls = [{"id": c.id, "name": c.name, "input": c.input} for c in response.tool_calls]
+        problem = json_problem({"text": response.text, "toolCalls": calls})
+        if problem is not None:  # it could not be stored (a lone surrogate) or not as given (NaN)
+            message = f"The model returned a response that is not JSON text: {problem}"
+            return record, await self._fail(record, events, step_index, "MODEL_ERROR", message)
 
         # Some compatible servers reuse ids (`call_0` every step); a repeated id would make every
         # later request unpairable, so it gets a suffix, unique in the conversation.
