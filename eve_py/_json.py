@@ -23,12 +23,17 @@ def to_json_value(value: object) -> JsonValue:
     """Convert a Python value (pydantic models, dataclasses, tuples, ...) to plain JSON data.
 
     Raises:
-        TypeError: The value has a part that cannot be represented as JSON.
+        TypeError: The value has a part that cannot be represented as JSON: an object of no JSON
+            shape, NaN or Infinity (which would be stored as null), or a string holding a lone
+            UTF-16 surrogate (e.g. a file name decoded with `surrogateescape`; not storable).
     """
     try:
         result: JsonValue = to_jsonable_python(value, by_alias=True)
     except Exception as exc:  # pydantic_core raises PydanticSerializationError
         raise TypeError(f"value of type {type(value).__name__} is not JSON-serializable: {exc}") from exc
+    problem = json_problem(result)
+    if problem is not None:
+        raise TypeError(f"value of type {type(value).__name__} is not JSON: {problem}")
     return result
 
 

@@ -54,14 +54,21 @@ def as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:
         except ValidationError as exc:
             request_id = raw.get("requestId", raw.get("request_id", "")) if isinstance(raw, Mapping) else ""
             raise InvalidAnswerError(
-                f"Malformed input response ({describe_validation_error(exc)}); "
-                "expected {requestId, optionId?, text?, value?, action?}",
-                request_id=str(request_id),
+                _printable(
+                    f"Malformed input response ({describe_validation_error(exc)}); "
+                    "expected {requestId, optionId?, text?, value?, action?}"
+                ),
+                request_id=_printable(str(request_id)),
             ) from exc
     # NaN would be stored as null, a lone surrogate could not be stored at all: refused up front.
     fields = {"requestId": response.request_id, "optionId": response.option_id, "text": response.text}
     problem = json_problem({**fields, "value": response.value})
     if problem is not None:
-        shown = response.request_id.encode("utf-8", "backslashreplace").decode()
+        shown = _printable(response.request_id)
         raise InvalidAnswerError(f"Answer to request {shown!r} rejected: {problem}.", request_id=shown)
     return response
+
+
+def _printable(text: str) -> str:
+    """`text` with lone surrogates as `\\udxxx` escapes, so an error naming it can be logged and sent."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -21,7 +21,7 @@ import functools
 import anyio
 import pydantic
 
-from eve_py._json import JsonValue, canonical_dumps
+from eve_py._json import JsonValue, canonical_dumps, json_problem
 from eve_py._wire import describe_validation_error
 from eve_py.agent import Agent
 from eve_py.errors import PairingError, SessionConflictError
@@ -283,6 +283,11 @@ class TurnDriver:
             record, response = await self._request(record, conversation, events)
         except Exception as exc:  # a provider failure fails the turn, not the session
             return record, await self._fail(record, events, step_index, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
+        calls = [{"id": c.id, "name": c.name, "input": c.input} for c in response.tool_calls]
+        problem = json_problem({"text": response.text, "toolCalls": calls})
+        if problem is not None:  # it could not be stored (a lone surrogate) or not as given (NaN)
+            message = f"The model returned a response that is not JSON text: {problem}"
+            return record, await self._fail(record, events, step_index, "MODEL_ERROR", message)
         try:
             assistant, unparsed = _assistant(response, conversation.used_call_ids())
         except pydantic.ValidationError as exc:

@@ -8,7 +8,8 @@ A new process then calls `resume(force=True)` and answers whatever is still open
 - no answer accepted before the kill is asked for again;
 - an executor whose result was stored before the kill does not run again, and any other runs
   at most once more (the documented window: it ran, but its result was not stored yet);
-- the conversation is paired: every tool call has exactly one result.
+- the conversation is paired: every tool call has exactly one result, and the event log
+  resolves every request exactly once.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import anyio
 import pytest
 
 from eve_py import check_pairing
+from eve_py.events import InputRequested, InputResolved
 from eve_py.models.messages import AssistantMessage, ToolMessage
 from eve_py.sessions import SQLiteSessionStore
 from tests.crash.flows import FINAL_MESSAGES
@@ -83,7 +85,11 @@ async def kill_and_recover(forks: ForkServer, flow: str, folder: Path, commit: i
             assert count <= at_kill.runs[call_id] + 1, where
     store = SQLiteSessionStore(db)
     conversation = await store.read_messages(session_id)
+    events = await store.read_events(session_id)
     await store.aclose()
+    requested = [r.request_id for e in events if isinstance(e, InputRequested) for r in e.data.requests]
+    resolved = [r.request_id for e in events if isinstance(e, InputResolved) for r in e.data.resolutions]
+    assert sorted(resolved) == sorted(set(requested)), f"{where}: each request is resolved exactly once"
     check_pairing(conversation)
     calls = [c.tool_call_id for m in conversation if isinstance(m, AssistantMessage) for c in m.tool_calls]
     results = [p.tool_call_id for m in conversation if isinstance(m, ToolMessage) for p in m.content]

@@ -138,3 +138,16 @@ async def test_a_parked_turn_refuses_a_client_context_that_is_not_standard_json(
         await session.respond([InputResponse(request_id=request.request_id, value={"cm": 1})], client_context="\ud800")
 
     assert await snapshot(session) == before
+
+
+async def test_a_malformed_response_naming_a_lone_surrogate_gets_a_printable_error(store: SessionStore) -> None:
+    session = await Runtime(AGENT, model=MockModel(respond), store=store).create_session()
+    await session.send("measure it")
+    before = await snapshot(session)
+
+    with pytest.raises(InvalidAnswerError) as caught:
+        await session.respond([{"requestId": "call\udc00", "\ud800": 1}])
+
+    str(caught.value).encode("utf-8")
+    caught.value.request_id.encode("utf-8")
+    assert await snapshot(session) == before
