@@ -27,22 +27,6 @@ const state = {
 const $ = (id) => document.getElementById(id);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else if (key in node && typeof value !== "string") node[key] = value;
-    else node.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child !== null && child !== undefined) node.append(child);
-  }
-  return node;
-}
-
 // --- API ---------------------------------------------------------------------------------------
 
 class ApiError extends Error {
@@ -82,9 +66,34 @@ async function api(method, path, body) {
   return data;
 }
 
+// The server wants a token (a 401): show the token box, saying why when a token was refused.
 function askForToken() {
+  state.authFailed = true;
+  const error = $("token-error");
+  error.textContent = state.token ? "That token was not accepted; check it and try again." : "";
+  error.hidden = !state.token;
+  $("token-input").toggleAttribute("aria-invalid", Boolean(state.token));
   $("token-form").hidden = false;
   $("token-input").focus();
+}
+
+// Try the token typed in the box on an authenticated route; keep it only once the server takes it.
+async function useToken(token) {
+  state.token = token;
+  try {
+    await api("GET", "/info");
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) setStatus("failed", error.message);
+    return;
+  }
+  sessionStorage.setItem("eve-token", token);
+  $("token-form").hidden = true;
+  $("token-error").hidden = true;
+  $("token-input").removeAttribute("aria-invalid");
+  if (state.authFailed && $("status").dataset.status === "failed") setStatus("idle");
+  state.authFailed = false;
+  $("message").focus();
+  if (state.sessionId) follow();
 }
 
 // --- transcript --------------------------------------------------------------------------------
@@ -176,14 +185,14 @@ function handle(event) {
       dropLive(stepKey(data)); // its text never completed
       break;
     case "action.result": {
+      // A tool's result in words: its output's fields as rows, a failure's message as text.
       const result = data.result || {};
       const failed = result.isError || (data.status && data.status !== "completed");
       const mark = data.status === "rejected" ? "⊘" : failed ? "✗" : "↳";
-      add(el("div", {
-        class: failed ? "tool error" : "tool",
-        "data-status": data.status,
-        text: `${mark} ${result.toolName}: ${JSON.stringify(result.output)}`,
-      }));
+      const verb = data.status === "rejected" ? "did not run" : failed ? "failed" : "returned";
+      add(el("div", { class: failed ? "tool error" : "tool", "data-status": data.status },
+        el("span", { class: "tool-head", text: `${mark} ${result.toolName} ${verb}` }),
+        valueView(result.output, `${result.toolName} result`)));
       break;
     }
     case "input.requested":
@@ -194,6 +203,7 @@ function handle(event) {
       break;
     case "turn.waiting":
       setStatus("waiting");
+      focusOpenRequest();
       break;
     case "result.completed":
       add(el("pre", { class: "result", "aria-label": "Result", text: JSON.stringify(data.result, null, 2) }));
@@ -441,27 +451,6 @@ function mergeRequest(request, extension) {
   return merged;
 }
 
-// For a request with options and a schema holding exactly one required string or string-array
-// field (a typed picker such as {pickedIds: [...]}): [field, many]. Otherwise null.
-function pickField(request) {
-  const schema = request.schema;
-  if (!request.options?.length || !schema || schema.type !== "object") return null;
-  const required = schema.required || [];
-  const properties = schema.properties || {};
-  if (required.length !== 1 || !(required[0] in properties)) return null;
-  const spec = properties[required[0]];
-  if (spec.type === "string") return [required[0], false];
-  if (spec.type === "array" && spec.items?.type === "string") return [required[0], spec.maxItems !== 1];
-  return null;
-}
-
-const FLAT_TYPES = new Set(["string", "number", "integer", "boolean"]);
-
-function isFlat(schema) {
-  if (!schema || schema.type !== "object" || !schema.properties) return false;
-  return Object.values(schema.properties).every((spec) => Array.isArray(spec.enum) || FLAT_TYPES.has(spec.type));
-}
-
 const OUTCOMES = {
   answered: "✓ answered",
   approved: "✓ approved",
@@ -471,6 +460,9 @@ const OUTCOMES = {
   invalid: "✗ not accepted",
 };
 
+// A batch holds one card per request. In a batch of several, a card's own buttons only mark it
+// ready; "Send answers" sends what every open card shows at that moment (a ticked box is sent
+// even if its card's Submit was never pressed), or refuses, saying why on the card.
 function addBatch(data) {
   for (const old of state.batches) closeBatch(old, "Replaced by a newer question.");
   const extensions = data.extensions || {};
@@ -480,26 +472,25 @@ function addBatch(data) {
     turnId: data.turnId,
     stepIndex: data.stepIndex,
     node,
-    cards: new Map(), // requestId -> its fieldset
-    staged: new Map(), // requestId -> answer kept for "Send answers"
+    cards: new Map(), // requestId -> card (see renderRequest)
     sent: new Set(), // requestIds whose answer the server accepted (resolution not read yet)
     outcomes: new Map(), // requestId -> outcome of its resolution (the request is closed)
   };
   const single = requests.length === 1;
   const error = el("p", { class: "error-text", role: "alert", hidden: true });
+  batch.error = error;
   batch.submit = async (responses) => {
     error.hidden = true;
     setControls(batch, false);
     try {
       await respond(responses);
       for (const response of responses) {
-        batch.staged.delete(response.requestId);
         batch.sent.add(response.requestId);
         const card = batch.cards.get(response.requestId);
-        if (card && !batch.outcomes.has(response.requestId)) card.querySelector(".staged").textContent = "✓ sent";
+        if (card && !batch.outcomes.has(response.requestId)) card.status.textContent = "✓ sent";
       }
     } catch (failure) {
-      error.textContent = failure.message;
+      error.textContent = `Not sent: ${failure.message}`;
       error.hidden = false;
     }
     refreshControls(batch);
@@ -507,23 +498,15 @@ function addBatch(data) {
   for (const request of requests) {
     const answer = (response) => {
       if (single) return batch.submit([response]);
-      batch.staged.set(request.requestId, response);
-      batch.cards.get(request.requestId).querySelector(".staged").textContent = "✓ ready to send";
-      refreshControls(batch);
+      const card = batch.cards.get(request.requestId);
+      card.status.textContent = !response ? "" : response.action === "decline" ? "will be skipped" : "✓ ready to send";
       return undefined;
     };
-    const card = renderRequest(request, answer);
-    card.append(el("span", { class: "staged" }));
+    const card = renderRequest(request, answer, single);
     batch.cards.set(request.requestId, card);
-    node.append(card);
+    node.append(card.node);
   }
-  batch.sendAll = el("button", {
-    type: "button",
-    class: "primary",
-    text: "Send answers",
-    disabled: true,
-    onclick: () => batch.submit([...batch.staged.values()]),
-  });
+  batch.sendAll = el("button", { type: "button", class: "primary", text: "Send answers", onclick: () => sendAll(batch) });
   if (!single) {
     node.append(el("div", { class: "row send-all" }, batch.sendAll,
       el("small", { class: "muted", text: "Questions you leave unanswered are skipped." })));
@@ -531,6 +514,36 @@ function addBatch(data) {
   node.append(error);
   state.batches.push(batch);
   add(node);
+}
+
+function openCards(batch) {
+  return [...batch.cards.entries()]
+    .filter(([requestId]) => !batch.outcomes.has(requestId) && !batch.sent.has(requestId))
+    .map(([, card]) => card);
+}
+
+function sendAll(batch) {
+  const responses = [];
+  const broken = [];
+  for (const card of openCards(batch)) {
+    const got = card.read(false);
+    if (got.error) broken.push(card);
+    else if (got.response) responses.push(got.response);
+  }
+  if (broken.length) {
+    batch.error.textContent = broken.length === 1
+      ? `Not sent: “${broken[0].request.prompt}” shows an answer that cannot be sent; see the note there.`
+      : `Not sent: ${broken.length} questions show answers that cannot be sent; see the notes there.`;
+    batch.error.hidden = false;
+    broken[0].focus();
+    return undefined;
+  }
+  if (!responses.length) {
+    batch.error.textContent = "Nothing to send yet: answer at least one question.";
+    batch.error.hidden = false;
+    return undefined;
+  }
+  return batch.submit(responses);
 }
 
 function setControls(batch, enabled) {
@@ -542,10 +555,17 @@ function refreshControls(batch) {
   if (batch.closed) return setControls(batch, false);
   for (const [requestId, card] of batch.cards) {
     const open = !batch.outcomes.has(requestId) && !batch.sent.has(requestId);
-    for (const control of card.querySelectorAll("button, input, select, textarea")) control.disabled = !open;
+    for (const control of card.node.querySelectorAll("button, input, select, textarea")) control.disabled = !open;
   }
-  batch.sendAll.disabled = batch.staged.size === 0;
+  batch.sendAll.disabled = openCards(batch).length === 0;
   return undefined;
+}
+
+// Focus the first control of the newest open request, so the keyboard answers it at once.
+function focusOpenRequest() {
+  const batch = state.batches[state.batches.length - 1];
+  if (!batch || batch.closed || batch.node.contains(document.activeElement)) return;
+  openCards(batch)[0]?.focus();
 }
 
 function closeBatch(batch, note) {
@@ -557,17 +577,20 @@ function closeBatch(batch, note) {
   state.batches = state.batches.filter((b) => b !== batch);
 }
 
-// `input.resolved`: each resolved request is closed; a batch closes once all of its are.
+// `input.resolved`: each resolved request is closed and says what was chosen; a batch closes once
+// all of its are.
 function resolveRequests(resolutions) {
   for (const resolution of resolutions) {
     for (const batch of state.batches) {
       const card = batch.cards.get(resolution.requestId);
       if (!card) continue;
       batch.outcomes.set(resolution.requestId, resolution.outcome);
-      batch.staged.delete(resolution.requestId);
       batch.sent.delete(resolution.requestId);
-      card.dataset.outcome = resolution.outcome;
-      card.querySelector(".staged").textContent = OUTCOMES[resolution.outcome] ?? resolution.outcome;
+      card.node.dataset.outcome = resolution.outcome;
+      const chosen = describeAnswer(card.request, resolution.response);
+      const outcome = OUTCOMES[resolution.outcome] ?? resolution.outcome;
+      card.status.textContent = chosen ? `${outcome}: ${chosen}` : outcome;
+      card.showError("");
     }
   }
   for (const batch of [...state.batches]) {
@@ -584,188 +607,6 @@ function resolveRequests(resolutions) {
       closeBatch(batch, "Answered.");
     }
   }
-}
-
-function renderRequest(request, answer) {
-  const card = el("fieldset", { class: "request", "data-request-id": request.requestId, "data-display": request.display });
-  card.append(el("legend", { text: request.prompt }));
-  const kindLabel = {
-    "question": "question",
-    "client-tool": `${request.action.toolName}`,
-    "tool-approval": "approval",
-    "elicitation": `${request.action.toolName} needs`,
-  }[request.kind] ?? request.kind;
-  const ui = request.action?.input?.ui;
-  card.append(el("span", { class: "kind", text: ui?.kind ? `${kindLabel} · ${ui.kind} picker` : kindLabel }));
-
-  const picks = pickField(request);
-  if (request.kind === "tool-approval" || request.display === "confirmation") {
-    renderConfirmation(card, request, answer);
-  } else if (picks) {
-    renderChoiceList(card, request, picks, answer);
-  } else if (request.display === "select" && request.options?.length) {
-    renderButtons(card, request, answer);
-  } else if (request.schema) {
-    renderSchemaForm(card, request, answer);
-  } else {
-    renderText(card, request, answer);
-  }
-  return card;
-}
-
-function renderConfirmation(card, request, answer) {
-  card.append(el("pre", { text: `${request.action.toolName}(${JSON.stringify(request.action.input, null, 2)})` }));
-  const reason = el("input", { type: "text", "aria-label": "Reason (optional)", placeholder: "Reason (optional)" });
-  const buttons = (request.options?.length ? request.options : [{ id: "approve", label: "Approve" }, { id: "deny", label: "Deny" }])
-    .map((option) => el("button", {
-      type: "button",
-      class: option.id === "deny" || option.style === "danger" ? "danger" : "primary",
-      text: option.label,
-      onclick: () => {
-        const response = { requestId: request.requestId, optionId: option.id };
-        if (option.id === "deny" && reason.value.trim()) response.text = reason.value.trim();
-        answer(response);
-      },
-    }));
-  card.append(el("div", { class: "row" }, buttons, reason));
-}
-
-function renderChoiceList(card, request, [field, many], answer) {
-  const name = `pick-${request.requestId}`;
-  const list = el("div", { class: "choices", role: many ? "group" : "radiogroup", "aria-label": request.prompt });
-  for (const option of request.options) {
-    const input = el("input", { type: many ? "checkbox" : "radio", name, value: option.id });
-    list.append(el("label", { class: "choice" }, input,
-      el("span", {}, el("span", { text: option.label }), option.description ? el("small", { text: option.description }) : null)));
-  }
-  const submit = el("button", {
-    type: "button",
-    class: "primary",
-    text: "Submit",
-    onclick: () => {
-      const picked = [...list.querySelectorAll("input:checked")].map((input) => input.value);
-      if (!picked.length) {
-        list.setAttribute("aria-invalid", "true");
-        return;
-      }
-      answer({ requestId: request.requestId, value: { [field]: many ? picked : picked[0] } });
-    },
-  });
-  card.append(list, el("div", { class: "row" }, submit, declineButton(request, answer)));
-}
-
-function renderButtons(card, request, answer) {
-  const row = el("div", { class: "row" });
-  for (const option of request.options) {
-    row.append(el("button", {
-      type: "button",
-      class: option.style === "danger" ? "danger" : option.style === "primary" ? "primary" : "",
-      text: option.label,
-      title: option.description || undefined,
-      onclick: () => answer({ requestId: request.requestId, optionId: option.id }),
-    }));
-  }
-  card.append(row);
-  if (request.allowFreeform) renderText(card, request, answer, "Or type an answer");
-}
-
-function renderText(card, request, answer, placeholder = "Your answer") {
-  const box = el("textarea", { rows: 2, "aria-label": placeholder, placeholder });
-  const send = el("button", {
-    type: "button",
-    class: "primary",
-    text: "Answer",
-    onclick: () => {
-      if (!box.value.trim()) return box.focus();
-      return answer({ requestId: request.requestId, text: box.value.trim() });
-    },
-  });
-  card.append(box, el("div", { class: "row" }, send));
-}
-
-function renderSchemaForm(card, request, answer) {
-  const schema = request.schema;
-  if (!isFlat(schema)) {
-    const box = el("textarea", { rows: 5, "aria-label": "Answer as JSON", text: "{}" });
-    const send = el("button", {
-      type: "button",
-      class: "primary",
-      text: "Submit",
-      onclick: () => {
-        let value;
-        try {
-          value = JSON.parse(box.value);
-        } catch (error) {
-          box.setCustomValidity(`Not JSON: ${error.message}`);
-          return box.reportValidity();
-        }
-        return answer({ requestId: request.requestId, value });
-      },
-    });
-    card.append(el("pre", { text: JSON.stringify(schema, null, 2) }), box, el("div", { class: "row" }, send, declineButton(request, answer)));
-    return;
-  }
-  const required = new Set(schema.required || []);
-  const form = el("form", { novalidate: false });
-  const readers = [];
-  for (const [name, spec] of Object.entries(schema.properties)) {
-    const id = `f-${request.requestId}-${name}`;
-    const label = spec.title || name;
-    const must = required.has(name);
-    let input;
-    let read;
-    if (Array.isArray(spec.enum)) {
-      input = el("select", { id, name, required: must });
-      if (!must) input.append(el("option", { value: "", text: "—" }));
-      spec.enum.forEach((choice, index) => input.append(el("option", { value: String(index), text: String(choice) })));
-      read = () => (input.value === "" ? undefined : spec.enum[Number(input.value)]);
-    } else if (spec.type === "boolean") {
-      input = el("input", { id, name, type: "checkbox", checked: spec.default === true });
-      read = () => input.checked;
-    } else if (spec.type === "number" || spec.type === "integer") {
-      input = el("input", {
-        id, name, type: "number", required: must,
-        step: spec.type === "integer" ? "1" : "any",
-        min: spec.minimum ?? undefined, max: spec.maximum ?? undefined,
-        value: spec.default ?? undefined,
-      });
-      read = () => (input.value === "" ? undefined : Number(input.value));
-    } else {
-      input = el("input", {
-        id, name, type: spec.format === "email" ? "email" : "text", required: must,
-        minlength: spec.minLength ?? undefined, maxlength: spec.maxLength ?? undefined,
-        pattern: spec.pattern ?? undefined, value: spec.default ?? undefined,
-      });
-      read = () => (input.value === "" && !must ? undefined : input.value);
-    }
-    readers.push([name, read]);
-    const help = spec.description ? el("small", { text: spec.description }) : null;
-    if (spec.type === "boolean") {
-      form.append(el("div", { class: "field check" }, input, el("label", { for: id, text: label }), help));
-    } else {
-      form.append(el("div", { class: "field" }, el("label", { for: id, text: must ? `${label} *` : label }), input, help));
-    }
-  }
-  form.append(el("div", { class: "row" }, el("button", { type: "submit", class: "primary", text: "Submit" }), declineButton(request, answer)));
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    if (!form.reportValidity()) return;
-    const value = {};
-    for (const [name, read] of readers) {
-      const got = read();
-      if (got !== undefined) value[name] = got;
-    }
-    answer({ requestId: request.requestId, value });
-  });
-  card.append(form);
-}
-
-function declineButton(request, answer) {
-  return el("button", {
-    type: "button",
-    text: request.kind === "elicitation" ? "Decline" : "Skip",
-    onclick: () => answer({ requestId: request.requestId, action: "decline" }),
-  });
 }
 
 // --- wiring ------------------------------------------------------------------------------------
@@ -804,10 +645,8 @@ async function start() {
   $("new-chat").addEventListener("click", newChat);
   $("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    state.token = $("token-input").value.trim();
-    sessionStorage.setItem("eve-token", state.token);
-    $("token-form").hidden = true;
-    if (state.sessionId) follow();
+    const token = $("token-input").value.trim();
+    if (token) useToken(token);
   });
 
   try {
@@ -817,6 +656,11 @@ async function start() {
     $("agent-name").textContent = workflow.replace(/^eve-py:/, "");
   } catch (error) {
     setStatus("failed", `The server does not answer: ${error.message}`);
+  }
+  try {
+    await api("GET", "/info"); // a server that wants a token says so now (the token box shows), not after a send
+  } catch {
+    // a 401 showed the token box; anything else shows when the person sends
   }
   const match = /session=([^&]+)/.exec(location.hash);
   if (match) {
