@@ -535,7 +535,7 @@ function sendAll(batch) {
       ? `Not sent: “${broken[0].request.prompt}” shows an answer that cannot be sent; see the note there.`
       : `Not sent: ${broken.length} questions show answers that cannot be sent; see the notes there.`;
     batch.error.hidden = false;
-    broken[0].focus();
+    broken[0].node.querySelector('[aria-invalid="true"]')?.focus(); // the first answer to fix
     return undefined;
   }
   if (!responses.length) {
