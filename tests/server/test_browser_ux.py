@@ -20,6 +20,7 @@ from playwright.async_api import ConsoleMessage, Locator, Page, expect
 from pydantic import BaseModel, Field
 
 from eve_py import Runtime, define_client_tool, define_tool, load_agent
+from eve_py._json import JsonValue
 from eve_py.agent import Agent
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
@@ -50,7 +51,7 @@ def _booking_model(request: MockModelRequest) -> str | MockResponse:
     if done:
         return " | ".join(f"{result.name}: {json.dumps(result.output, sort_keys=True)}" for result in done)
     if "colour" in text:
-        options = [{"id": "red", "label": "Red"}, {"id": "teal", "label": "Teal"}]
+        options: list[JsonValue] = [{"id": "red", "label": "Red"}, {"id": "teal", "label": "Teal"}]
         return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": "Which colour?", "options": options})])
     if "name" in text:
         return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": "What is your name?"})])
