@@ -99,7 +99,8 @@ async def ask_request(request: InputRequest, ask: Ask, say: Say) -> InputRespons
         say(f"  {request.action.tool_name} will run with: {_plain(shown)}")
     elif shown:
         say(f"  ({request.action.tool_name}: {_plain(shown)})")
-    for index, option in enumerate(request.options or [], start=1):
+    listed = [] if request.kind == "tool-approval" else request.options or []  # an approval is y/n
+    for index, option in enumerate(listed, start=1):
         detail = f" - {option.description}" if option.description else ""
         say(f"  {index}. {option.label}{detail}")
     while True:
