@@ -22,6 +22,7 @@ from playwright.async_api import Page, Request, Response, async_playwright, expe
 from pydantic import BaseModel, Field
 
 from eve_py import Runtime, define_client_tool, load_agent
+from eve_py._json import JsonValue
 from eve_py.agent import Agent, load_mock_model
 from eve_py.models.messages import Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
@@ -175,7 +176,7 @@ def _builtin_question_model(request: MockModelRequest) -> str | MockResponse:
     if done:
         return f"Answer: {done[-1].output}"
     if "colour" in text:
-        options = [{"id": "red", "label": "Red"}, {"id": "teal", "label": "Teal", "style": "primary"}]
+        options: list[JsonValue] = [{"id": "red", "label": "Red"}, {"id": "teal", "label": "Teal", "style": "primary"}]
         return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": "Which colour?", "options": options})])
     if "name" in text:
         return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": "What is your name?"})])
