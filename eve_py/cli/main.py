@@ -40,8 +40,7 @@ from eve_py.cli.chat import run_chat
 from eve_py.cli.evals import add_eval_command, run_eval_command
 from eve_py.cli.init import add_init_parser, run_init_command
 from eve_py.cli.prompts import describe_answer
-from eve_py.cli.render import Renderer as _Renderer
-from eve_py.cli.render import say, showing_retries
+from eve_py.cli.render import Renderer, say, showing_retries
 from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, InvalidAnswerError, SessionError, UsageError
@@ -232,7 +231,7 @@ async def _run(args: argparse.Namespace) -> int:
         raise UsageError("give a MESSAGE, or --session ID to continue a session")
     agent = load_agent(args.app_dir)
     answers = _load_answers(args.answers)
-    render = _Renderer()
+    render = Renderer()
 
     def listen(committed: Committed) -> None:
         for event in committed.events:

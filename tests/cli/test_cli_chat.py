@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -62,7 +63,7 @@ def test_chat_resumes_a_session_parked_by_a_killed_process(eve: RunEve, hitl_app
         first.stdin.flush()
         seen = b""
         while b"Pick (1-3, several: 1,3): " not in seen:
-            chunk = first.stdout.read1(4096)
+            chunk = cast(io.BufferedReader, first.stdout).read1(4096)
             assert chunk, f"chat ended before asking: {seen.decode()}"
             seen += chunk
         first.kill()
