@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs into .venv, then ruff, mypy --strict, actionlint, pytest.
+# The whole test suite: installs what it needs into .venv, then ruff, mypy --strict (package, tests, fixture apps),
+# actionlint, the docs' strict build, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser chat test drives Debian's chromium through Playwright (never `playwright install`);
@@ -30,6 +31,7 @@ python3 -m venv .venv
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy eve_py
+.venv/bin/mypy --explicit-package-bases tests
 for app in fixtures/*/; do
     .venv/bin/mypy --explicit-package-bases "${app}agent"
     if [ -d "${app}evals" ]; then
