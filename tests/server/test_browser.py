@@ -91,7 +91,7 @@ async def test_eve_203_flow_question_pick_note_completed(hitl_agent: Agent, tmp_
         await token_box.fill("not-the-token")
         await page.get_by_role("button", name="Use token").click()
         await expect(page.locator("#token-error")).to_have_text("That token was not accepted; check it and try again.")
-        await expect(token_box).to_have_attribute("aria-invalid", "")
+        await expect(token_box).to_have_attribute("aria-invalid", "true")
         await token_box.fill(ALICE)
         await page.get_by_role("button", name="Use token").click()
         await expect(token_box).to_be_hidden()

@@ -24,7 +24,7 @@ from eve_py._json import JsonValue
 from eve_py.agent import Agent
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
-from tests.server.helpers import hitl_runtime, serve
+from tests.server.helpers import ALICE, hitl_runtime, serve
 from tests.server.test_browser import browser_page, send
 
 pytestmark = pytest.mark.anyio
@@ -294,6 +294,14 @@ async def test_screenshots_and_accessibility_of_each_view(tmp_path: Path) -> Non
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, box
         assert await label.evaluate("node => node.scrollWidth <= node.clientWidth")
         await shoot(page, "mobile")
+
+    async with serve(booking_runtime(), tokens=[ALICE]) as served, browser_page(tmp_path / "r") as page:
+        await page.set_viewport_size({"width": 1000, "height": 800})
+        await page.goto(served.base + "/")
+        await page.get_by_label("This server needs an API token").fill("wrong")
+        await page.get_by_role("button", name="Use token").click()
+        await expect(page.locator("#token-error")).to_be_visible()
+        await shoot(page, "token-refused")
 
 
 async def test_favicon_is_served_and_the_page_loads_without_errors(tmp_path: Path) -> None:

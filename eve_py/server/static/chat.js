@@ -72,7 +72,8 @@ function askForToken() {
   const error = $("token-error");
   error.textContent = state.token ? "That token was not accepted; check it and try again." : "";
   error.hidden = !state.token;
-  $("token-input").toggleAttribute("aria-invalid", Boolean(state.token));
+  if (state.token) $("token-input").setAttribute("aria-invalid", "true");
+  else $("token-input").removeAttribute("aria-invalid");
   $("token-form").hidden = false;
   $("token-input").focus();
 }
