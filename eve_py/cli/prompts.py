@@ -230,7 +230,7 @@ async def _read_field(
         say(f"  {_title(name, spec)}: {spec['description']}")
     details = []
     if "enum" in spec:
-        details.append("/".join(str(choice) for choice in spec["enum"]))
+        details.append(" ".join(f"{n}={choice}" for n, choice in enumerate(spec["enum"], start=1)))
     elif kind == "boolean":
         details.append("y/n")
     elif kind == "list":
@@ -249,6 +249,8 @@ async def _read_field(
         if raw == "":
             say(f"  ! {_title(name, spec)} is required")
             continue
+        if "enum" in spec:
+            return _enum_choice(spec["enum"], raw)
         try:
             return _convert(request, kind, raw)
         except ValueError as exc:
@@ -266,6 +268,13 @@ def _field_problem(request: InputRequest, name: str, spec: dict[str, Any], value
         detail = str(exc).split(": ", 1)[-1]
         return detail.split(f"at {name}: ", 1)[-1]
     return None
+
+
+def _enum_choice(choices: list[JsonValue], raw: str) -> JsonValue:
+    """The enum value `raw` names: by its 1-based number or its text (any case); else `raw` (the check says why)."""
+    if raw.isdigit() and 1 <= int(raw) <= len(choices):
+        return choices[int(raw) - 1]
+    return next((choice for choice in choices if str(choice).casefold() == raw.casefold()), raw)
 
 
 def _field_kind(spec: dict[str, Any]) -> str | None:

@@ -199,10 +199,11 @@ def test_a_bad_field_in_a_form_asks_that_field_again_and_only_that_one(chats: li
     child.expect_exact("Nights (a whole number): ")
     assert "Arrival" not in str(child.before)  # the good field is not asked again
     child.sendline("2")
-    child.expect_exact("Room (single/double): ")
+    child.expect_exact("Room (1=single 2=double): ")
     child.sendline("suite")
-    child.expect_exact("Room (single/double): ")
-    child.sendline("double")
+    child.expect_exact("! 'suite' is not one of ['single', 'double']")
+    child.expect_exact("Room (1=single 2=double): ")
+    child.sendline("2")  # a choice by its number
     child.expect_exact('Booked: {"arrival": "2025-05-01", "nights": 2, "room": "double"}')
     child.expect_exact("you > ")
     child.sendeof()
