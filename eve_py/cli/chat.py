@@ -53,7 +53,11 @@ async def _keep(session: Session, asked: Sequence[InputRequest], answered: list[
         return
     done = {response.request_id for response in answered}
     if any(request.kind == "tool-approval" and request.request_id not in done for request in asked):
-        await session.respond(answered)
+        try:
+            await session.respond(answered)
+        except InputResponseError as exc:  # e.g. another client answered meanwhile
+            say(f"your answers could not be kept: {exc}")
+            return
         say(f"kept your {len(answered)} answer(s) to this batch; the rest will be asked when you continue")
     else:
         say(
