@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
@@ -127,6 +128,28 @@ async def test_a_ticked_choice_is_sent_by_send_answers_without_its_own_submit(tm
         )
         await expect(colour.locator(".staged")).to_have_text("✓ answered: Blue")
         await expect(approval.locator(".staged")).to_have_text("✓ approved")
+
+
+async def test_a_message_never_withdraws_a_question_showing_an_unsent_answer(tmp_path: Path) -> None:
+    async with serve(hitl_runtime(load_agent(HITL_APP)), tokens=()) as served, browser_page(tmp_path / "p") as page:
+        await page.goto(served.base + "/")
+        await send(page, "review my page")
+        batch = page.locator(".batch").nth(0)
+        colour = batch.locator('fieldset.request[data-display="select"]')
+        await colour.get_by_role("checkbox", name="Blue").check()
+        await send(page, "help me pick a template")  # Blue is ticked and not sent: refused, saying why
+        await expect(page.locator("#status")).to_have_text(
+            "Your answer above is not sent yet: send it (or clear it, or press Skip) before a new message."
+        )
+        await expect(colour.get_by_role("checkbox", name="Blue")).to_be_focused()
+        await expect(page.get_by_role("textbox", name="Message")).to_have_value("help me pick a template")
+        await expect(page.locator(".msg.user")).to_have_count(1)
+        await expect(batch).not_to_have_class(re.compile("closed"))
+
+        await colour.get_by_role("checkbox", name="Blue").uncheck()  # nothing shown: the message withdraws it
+        await page.get_by_role("button", name="Send", exact=True).click()
+        await expect(batch.locator(".answered")).to_have_text("Skipped: a new message was sent instead.")
+        await expect(page.locator(".batch").last.locator("legend")).to_have_text("Which template should the page use?")
 
 
 async def test_an_empty_picker_says_why_it_is_not_sent(tmp_path: Path) -> None:

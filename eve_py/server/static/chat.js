@@ -314,6 +314,13 @@ async function start() {
     event.preventDefault();
     const text = $("message").value.trim();
     if (!text) return;
+    // A message withdraws the open questions: never those showing an answer not sent yet.
+    const unsent = state.batches.flatMap((batch) => openCards(batch)).filter((card) => !card.skipped && !card.read(false).empty);
+    if (unsent.length) {
+      setStatus("waiting", "Your answer above is not sent yet: send it (or clear it, or press Skip) before a new message.");
+      unsent[0].focus();
+      return;
+    }
     try {
       await sendMessage(text);
       $("message").value = "";

@@ -137,7 +137,8 @@ function renderRequest(request, answer, single) {
       }
     },
     focus() {
-      node.querySelector("input:not(:disabled), textarea:not(:disabled), select:not(:disabled), button:not(:disabled)")?.focus();
+      const chosen = node.querySelector('input:checked:not(:disabled), button[aria-pressed="true"]:not(:disabled)');
+      (chosen ?? node.querySelector("input:not(:disabled), textarea:not(:disabled), select:not(:disabled), button:not(:disabled)"))?.focus();
     },
   };
   // In a batch of several, a button choice (approve, deny, an option) stays pressed until sent.
