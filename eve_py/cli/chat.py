@@ -17,7 +17,7 @@ import anyio.to_thread
 from eve_py.agent import load_agent
 from eve_py.cli.prompts import Ask, QuitChat, ask_request
 from eve_py.cli.render import Renderer, say
-from eve_py.errors import InputResponseError
+from eve_py.errors import EveError, InputResponseError
 from eve_py.harness.loop import Committed, TurnResult
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.models.base import Model
@@ -107,6 +107,15 @@ async def _converse(session: Session, result: TurnResult | None, ask: Ask) -> No
             result = await session.send(line)
 
 
+async def _still_waiting(session: Session) -> bool:
+    """Whether the session waits for an answer (for the parting hint; a store that fails says no)."""
+    try:
+        await session.refresh()
+    except EveError:
+        return False
+    return session.status == "waiting"
+
+
 async def read_line(prompt: str) -> str:
     """Read one line from the terminal (in a worker thread: input() blocks)."""
     return await anyio.to_thread.run_sync(input, prompt)
@@ -141,10 +150,8 @@ async def run_chat(args: argparse.Namespace, model: Model | str | None) -> int:
     except EOFError:
         say("")
     finally:
-        if session is not None:
-            await session.refresh()
-            if session.status == "waiting":
-                say(f"the session is waiting for your answer; continue with: {continue_command(args, session.id)}")
+        if session is not None and await _still_waiting(session):
+            say(f"the session is waiting for your answer; continue with: {continue_command(args, session.id)}")
         await runtime.aclose()
         await store.aclose()
     return 0
