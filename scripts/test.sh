@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs into .venv, then ruff, mypy --strict, actionlint, pytest.
+# The whole test suite: installs what it needs into .venv, then ruff, mypy --strict (package, tests, fixture apps),
+# actionlint, the docs' strict build, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser chat test drives Debian's chromium through Playwright (never `playwright install`);
@@ -26,10 +27,11 @@ if ! cmp -s tests/eve_client/package-lock.json tests/eve_client/node_modules/.in
 fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev,docs]'
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy eve_py
+.venv/bin/mypy --explicit-package-bases tests
 for app in fixtures/*/; do
     .venv/bin/mypy --explicit-package-bases "${app}agent"
     if [ -d "${app}evals" ]; then
@@ -37,4 +39,6 @@ for app in fixtures/*/; do
     fi
 done
 .venv/bin/actionlint .github/workflows/*.yml
+# The documentation site builds without a warning (a broken link or reference fails it).
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 .venv/bin/python -m pytest -q "$@"

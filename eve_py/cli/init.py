@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from importlib.util import find_spec
 from pathlib import Path
 
 from eve_py.errors import UsageError
@@ -85,6 +86,16 @@ def add_init_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     command.add_argument("--force", action="store_true", help="write into a folder that is not empty")
 
 
+def _eval_step(target: Path) -> tuple[str, str]:
+    """The eval command to suggest: its table needs rich (the `evals` extra); without it, say so."""
+    if find_spec("rich") is not None:
+        return f"eve-py eval {target} --model mock", "run the app's evals"
+    return (
+        f"pip install 'eve-py[evals]' && eve-py eval {target} --model mock",
+        "run the app's evals (the extra draws their table; --json needs nothing more)",
+    )
+
+
 def run_init_command(args: argparse.Namespace) -> int:
     """Run `eve-py init` with parsed arguments; returns the exit code.
 
@@ -99,7 +110,7 @@ def run_init_command(args: argparse.Namespace) -> int:
     print("\nnext:")
     for command, why in (
         (f"eve-py chat {target} --model mock", 'say "deploy the app": pick an environment, approve the deploy'),
-        (f"eve-py eval {target} --model mock", "run the app's evals"),
+        _eval_step(target),
         (f"eve-py build {target}", "check every tool and write the manifest"),
     ):
         print(f"  {command}    # {why}")

@@ -36,28 +36,29 @@ from pydantic import ValidationError
 
 from eve_py import __version__
 from eve_py._wire import describe_validation_error
-from eve_py.agent import Agent, load_agent, load_mock_model
+from eve_py.agent import load_agent, load_mock_model
+from eve_py.cli.chat import run_chat
 from eve_py.cli.evals import add_eval_command, run_eval_command
 from eve_py.cli.init import add_init_parser, run_init_command
 from eve_py.cli.mcp import add_mcp_parser, run_mcp_command
-from eve_py.cli.prompts import ask_request
+from eve_py.cli.prompts import describe_answer
+from eve_py.cli.render import Renderer, say, showing_retries
 from eve_py.cli.serve import add_serve_parser, serve
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
-from eve_py.errors import CompileError, EveError, InputResponseError, SessionError, UsageError
-from eve_py.events import ActionResult, AnyEvent, MessageAppended, MessageCompleted, TurnFailed, dump_event
+from eve_py.errors import CompileError, EveError, InputResponseError, InvalidAnswerError, SessionError, UsageError
+from eve_py.events import dump_event
 from eve_py.harness.runtime import Runtime
 from eve_py.harness.session import Session
-from eve_py.harness.turn_result import TurnResult
 from eve_py.harness.writes import Committed
 from eve_py.models.base import Model
-from eve_py.parking.requests import InputResponse
+from eve_py.parking.answers import check_response
+from eve_py.parking.requests import InputRequest, InputResponse
 from eve_py.sessions.sqlite import SQLiteSessionStore
 
 __all__ = ("main",)
 
 
-def _print(text: str = "", *, err: bool = False) -> None:
-    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+_print = say
 
 
 def _seconds(text: str) -> float:
@@ -143,14 +144,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "build":
             return _build(args.app_dir, import_timeout_s=args.import_timeout)
         if args.command == "chat":
-            return anyio.run(_chat, args)
+            with showing_retries():
+                return anyio.run(_chat, args)
         if args.command == "eval":
             return run_eval_command(args)
         if args.command == "serve":
             return serve(args)
         if args.command == "mcp":
             return run_mcp_command(args)
-        return anyio.run(_run, args)
+        with showing_retries():
+            return anyio.run(_run, args)
     except CompileError as exc:
         _print(str(exc), err=True)
         return 1
@@ -178,7 +181,7 @@ def _build(app_dir: Path, *, import_timeout_s: float | None) -> int:
     return 0
 
 
-def _model(args: argparse.Namespace, agent: Agent) -> Model | str | None:
+def _model(args: argparse.Namespace) -> Model | str | None:
     """The --model choice; without it the Runtime picks EVE_MODEL, then the agent's own model."""
     if args.model == "mock":
         return load_mock_model(args.app_dir)
@@ -186,88 +189,14 @@ def _model(args: argparse.Namespace, agent: Agent) -> Model | str | None:
     return chosen
 
 
+async def _chat(args: argparse.Namespace) -> int:
+    return await run_chat(args, _model(args))
+
+
 async def _open(args: argparse.Namespace, runtime: Runtime) -> Session:
     if args.session:
         return await runtime.get_session(args.session)
     return await runtime.create_session()
-
-
-class _Renderer:
-    """Shows events to a person: the agent's text (streamed as it arrives), tool results, failures."""
-
-    def __init__(self) -> None:
-        self._streaming: set[tuple[str, int]] = set()
-
-    def __call__(self, event: AnyEvent) -> None:
-        if isinstance(event, MessageAppended):
-            step = (event.data.turn_id, event.data.step_index)
-            if step not in self._streaming:
-                self._streaming.add(step)
-                print("agent > ", end="", flush=True)
-            print(event.data.message_delta, end="", flush=True)
-        elif isinstance(event, MessageCompleted):
-            step = (event.data.turn_id, event.data.step_index)
-            if step in self._streaming:
-                self._streaming.discard(step)
-                _print()  # the text is already on screen
-            else:
-                _print(f"agent > {event.data.message}")
-        elif isinstance(event, ActionResult):
-            result = event.data.result
-            mark = "x" if result.is_error else "<-"
-            _print(f"  {mark} {result.tool_name}: {json.dumps(result.output, ensure_ascii=False)}")
-        elif isinstance(event, TurnFailed):
-            _print(f"turn failed: {event.data.message}", err=True)
-
-
-async def _chat(args: argparse.Namespace) -> int:
-    agent = load_agent(args.app_dir)
-    render = _Renderer()
-
-    async def listen(committed: Committed) -> None:
-        for event in committed.events:
-            render(event)
-
-    store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
-    runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
-
-    async def ask(prompt: str) -> str:
-        return await anyio.to_thread.run_sync(input, prompt)
-
-    try:
-        session = await _open(args, runtime)
-        _print(f"eve-py chat: {agent.name} with model {runtime.model.name}; session {session.id}")
-        _print(f"(continue later with: eve-py chat {args.app_dir} --session {session.id} ...; Ctrl-D quits)")
-        result: TurnResult | None = None
-        if session.status == "running":
-            _print("this session's last turn was interrupted; continuing it")
-            result = await session.resume()
-        elif session.status == "waiting":
-            result = await session.resume()
-        while True:
-            while result is not None and result.status == "waiting":
-                responses = [await ask_request(request, ask, _print) for request in result.input_requests]
-                try:
-                    result = await session.respond(responses)
-                except InputResponseError as exc:
-                    _print(f"  ! {exc}")
-                    await session.refresh()
-                    if session.status != "waiting":
-                        _print("  (the session is no longer waiting: another client answered first)")
-                        result = None
-                        continue
-                    result = await session.resume()
-            line = (await ask("\nyou > ")).strip()
-            if line in ("/quit", "/exit"):
-                return 0
-            if line:
-                result = await session.send(line)
-    except EOFError:
-        _print("")
-        return 0
-    finally:
-        await runtime.aclose()
-        await store.aclose()
 
 
 def _same_options(args: argparse.Namespace) -> str:
@@ -296,12 +225,20 @@ def _load_answers(path: Path | None) -> list[dict[str, Any]]:
     return answers
 
 
+def _answer_text(request: InputRequest, answer: InputResponse) -> str:
+    """An answer as the person sees it (labels), or the raw answer when it does not fit (respond says why)."""
+    try:
+        return describe_answer(request, check_response(request, answer))
+    except InvalidAnswerError:
+        return json.dumps(answer.model_dump(by_alias=True, exclude_none=True, exclude={"request_id"}))
+
+
 async def _run(args: argparse.Namespace) -> int:
     if args.message is None and not args.session:
         raise UsageError("give a MESSAGE, or --session ID to continue a session")
     agent = load_agent(args.app_dir)
     answers = _load_answers(args.answers)
-    render = _Renderer()
+    render = Renderer()
 
     def listen(committed: Committed) -> None:
         for event in committed.events:
@@ -311,7 +248,7 @@ async def _run(args: argparse.Namespace) -> int:
                 render(event)
 
     store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
-    runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
+    runtime = Runtime(agent, model=_model(args), store=store, on_event=listen)
     try:
         session = await _open(args, runtime)
         # With --json stdout holds events only, and no event names the session: say it on stderr.
@@ -332,8 +269,11 @@ async def _run(args: argparse.Namespace) -> int:
                 return 3
             responses = []
             for request in result.input_requests:
-                answer = {"requestId": request.request_id, **answers.pop(0)}
-                responses.append(InputResponse.model_validate(answer))
+                answer = InputResponse.model_validate({"requestId": request.request_id, **answers.pop(0)})
+                responses.append(answer)
+                if not args.json:  # say which question took which answer from the file
+                    _print(f"? {request.prompt}")
+                    _print(f"  answer from {args.answers}: {_answer_text(request, answer)}")
             try:
                 result = await session.respond(responses)
             except InputResponseError as exc:

@@ -41,7 +41,9 @@ def add_serve_parser(commands: Any) -> None:
     serve_cmd: argparse.ArgumentParser = commands.add_parser(
         "serve", help="serve an app over HTTP (session API, NDJSON stream, browser chat)"
     )
-    serve_cmd.add_argument("app_dir", type=Path, help="the app folder, holding agent/")
+    serve_cmd.add_argument(
+        "app_dir", type=Path, help="the app folder, holding agent/ (agent.py, tools/*.py) and optionally evals/"
+    )
     serve_cmd.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve_cmd.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 picks one)")
     serve_cmd.add_argument("--model", help='"mock" for the app\'s agent/mock_model.py, or "provider/model"')
@@ -133,7 +135,12 @@ def serve(args: argparse.Namespace) -> int:
     runtime: Runtime | None = None
     try:
         runtime = Runtime(agent, model=model, store=store)
-        app = create_app(runtime, tokens=tokens, allowed_hosts=_allowed_hosts(args, tokens))
+        app = create_app(
+            runtime,
+            tokens=tokens,
+            allowed_hosts=_allowed_hosts(args, tokens),
+            warn_unauthenticated=False,  # the warning below says it once
+        )
         sock = bind_listener(args.host, args.port)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host

@@ -8,6 +8,7 @@ as it arrives); every other outcome is retried per the `RetryPolicy` or raised a
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -21,10 +22,13 @@ from eve_py.models._sse import is_event_stream
 from eve_py.models.base import DeltaListener, ModelRequest, ModelResponse
 from eve_py.models.retry import RetryPolicy, retry_after_seconds
 
-__all__ = ("DEFAULT_TIMEOUT", "HTTPModel", "ProviderHTTP", "decode_object")
+__all__ = ("DEFAULT_TIMEOUT", "RETRY_LOGGER", "HTTPModel", "ProviderHTTP", "decode_object")
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
 """Seconds: to connect, of silence while reading (between chunks), to send, to get a pooled connection."""
+
+RETRY_LOGGER = logging.getLogger("eve_py.models.retry")
+"""Says (at INFO) each retry before its wait: `eve-py chat`/`run` show these as a status line."""
 
 _BODY_EXCERPT = 1000
 """Most characters of an error body kept in `ModelHTTPError.body`."""
@@ -137,6 +141,13 @@ class ProviderHTTP:
             delay = policy.backoff(attempt) if wait is None else wait
             if policy.clock() - started + delay > policy.budget_s:
                 raise error
+            RETRY_LOGGER.info(
+                "%s; trying again in %.1f s (attempt %d of %d)",
+                str(error).removesuffix(_attempts(attempt)),
+                delay,
+                attempt + 1,
+                policy.max_attempts,
+            )
             await policy.sleep(delay)
 
     def _unreachable(self, url: str, exc: httpx.TransportError, attempt: int) -> ModelConnectionError:

@@ -98,6 +98,7 @@ def create_app(
     shutdown_grace_s: float = 5.0,
     chat_ui: bool = True,
     allowed_hosts: Sequence[str] | None = None,
+    warn_unauthenticated: bool = True,
 ) -> Starlette:
     """Build the Starlette app serving `runtime`'s sessions over HTTP.
 
@@ -124,6 +125,8 @@ def create_app(
             when no token is configured (against DNS rebinding), any host with tokens. Without
             tokens, a request whose `Origin` is another site's also gets 403 (see
             `eve_py.server.guard`).
+        warn_unauthenticated: Log a warning at startup when there are no tokens (`eve-py serve`
+            turns it off: it says so itself, naming the address it listens on).
 
     Raises:
         UsageError: No default owner store fits the runtime's store (pass `owners=`).
@@ -140,7 +143,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if not api.auth.enabled:
+        if not api.auth.enabled and warn_unauthenticated:
             # `eve-py serve` refuses other hosts; an app served another way must be told too.
             _log.warning("no API token configured: every request is accepted; listen on loopback only")
         try:
@@ -167,6 +170,7 @@ def create_app(
     if chat_ui:
         routes += [
             Route("/", _index, methods=["GET"]),
+            Route("/favicon.ico", _favicon, methods=["GET", "HEAD"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
         ]
     app = Starlette(
@@ -181,6 +185,13 @@ def create_app(
 
 async def _index(request: Request) -> Response:
     return FileResponse(STATIC_DIR / "index.html", headers={"cache-control": "no-cache"})
+
+
+async def _favicon(request: Request) -> Response:
+    # Browsers ask for /favicon.ico whatever the page links; the chat's icon is an SVG.
+    return FileResponse(
+        STATIC_DIR / "favicon.svg", media_type="image/svg+xml", headers={"cache-control": "max-age=86400"}
+    )
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

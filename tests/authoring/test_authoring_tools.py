@@ -210,7 +210,7 @@ async def test_a_callable_object_executor_is_accepted_and_runs() -> None:
 
 def test_define_tool_without_execute_raises_tool_definition_error() -> None:
     with pytest.raises(ToolDefinitionError, match="execute"):
-        define_tool(description="No executor.")  # type: ignore[call-arg]
+        define_tool(description="No executor.")
 
 
 def test_define_tool_with_a_non_callable_execute_raises_tool_definition_error() -> None:

@@ -106,6 +106,16 @@ def test_init_writes_the_app_and_says_what_to_do_next(tmp_path: Path, capsys: py
     assert f"eve-py chat {tmp_path / 'my-app'} --model mock" in out
 
 
+def test_init_suggests_the_evals_extra_when_rich_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("eve_py.cli.init.find_spec", lambda name: None)  # as on a plain `pip install eve-py`
+
+    assert main(["init", str(tmp_path / "my-app")]) == 0
+
+    assert f"pip install 'eve-py[evals]' && eve-py eval {tmp_path / 'my-app'} --model mock" in capsys.readouterr().out
+
+
 def test_init_without_dir_writes_into_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

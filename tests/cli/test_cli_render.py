@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eve_py.cli.main import _Renderer
+from eve_py.cli.render import Renderer as _Renderer
 from eve_py.events import new_event
 from eve_py.events.payloads import (
     ActionInputAppendedData,

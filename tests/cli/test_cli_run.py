@@ -111,6 +111,20 @@ def test_run_without_json_prints_the_tool_results_and_the_reply(
     assert "agent > Recorded your pick: tpl_red." in out
 
 
+def test_run_without_json_shows_each_question_and_the_answer_it_took_from_the_file(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"optionId": "approve"}, {"value": {"pickedIds": ["blue"]}}])
+
+    code = run_cli(hitl_app, store, "review my page", "--answers", answers)
+
+    assert code == 0
+    out = capsys.readouterr().out
+    assert f"? Approve tool call: guarded_echo\n  answer from {answers}: approved\n" in out
+    assert f"? Which colour should the review use?\n  answer from {answers}: Blue\n" in out
+    assert out.index("answer from") < out.index("agent > The guarded echo ran")
+
+
 def test_run_answers_an_approval_from_the_file(
     hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
 ) -> None:

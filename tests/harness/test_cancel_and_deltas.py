@@ -138,7 +138,7 @@ class GarbledModel:
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         if request.messages[-1].role == "tool":
-            return ModelResponse(text=str(request.messages[-1].content[0].output))  # type: ignore[union-attr]
+            return ModelResponse(text=str(request.messages[-1].content[0].output))
         return ModelResponse(
             tool_calls=[ModelToolCall(id="c1", name="note", input={}, input_error="Expecting value: line 1 column 9")]
         )

@@ -79,7 +79,8 @@ async def test_ask_question_override_parks_resumes_from_structured_answer_and_co
     assert result.output == {"pickedIds": ["tpl_blue"]}
     assert not result.is_error
     note_results = [e for e in done.events if isinstance(e, ActionResult) and e.data.result.tool_name == "note"]
-    assert len(note_results) == 1 and note_results[0].data.result.output["text"] == "picked tpl_blue"
+    note_output: Any = note_results[0].data.result.output
+    assert len(note_results) == 1 and note_output["text"] == "picked tpl_blue"
     assert_every_request_paired(model)
     check_pairing(await session.messages())
     # The model saw the parked call's result exactly once, in every later request.
@@ -133,7 +134,8 @@ async def test_approval_runs_the_executor_and_its_output_is_the_result() -> None
     [result] = results_for((await session.messages()), request.action.call_id)
     assert result.output == {"token": GUARDED_ECHO_TOKEN, "echo": "hello"}
     [event] = [e for e in done.events if isinstance(e, ActionResult)]
-    assert event.data.result.output["token"] == GUARDED_ECHO_TOKEN
+    output: Any = event.data.result.output
+    assert output["token"] == GUARDED_ECHO_TOKEN
     assert_every_request_paired(model)
 
 
@@ -163,8 +165,9 @@ async def test_a_denied_approval_gets_one_error_result_with_the_reason_and_never
     assert result.is_error
     assert result.output == "Tool execution was denied. Reason: too risky"
     [event] = [e for e in done.events if isinstance(e, ActionResult)]
-    assert event.data.result.output["code"] == "TOOL_EXECUTION_DENIED"
-    assert event.data.result.output["tool"] == {"result": "not_run"}
+    output: Any = event.data.result.output
+    assert output["code"] == "TOOL_EXECUTION_DENIED"
+    assert output["tool"] == {"result": "not_run"}
     assert done.message == "outcome: Tool execution was denied. Reason: too risky"
 
 
@@ -254,7 +257,8 @@ async def test_executable_siblings_run_while_the_others_park() -> None:
     kinds = sorted(r.kind for r in parked.input_requests)
     assert kinds == ["question", "tool-approval"]
     [note] = [e for e in parked.events if isinstance(e, ActionResult)]
-    assert note.data.result.tool_name == "note" and note.data.result.output["text"] == "review started"
+    note_output: Any = note.data.result.output
+    assert note.data.result.tool_name == "note" and note_output["text"] == "review started"
     approval = next(r for r in parked.input_requests if r.kind == "tool-approval")
     question = next(r for r in parked.input_requests if r.kind == "question")
 
@@ -526,7 +530,7 @@ async def test_output_that_to_model_output_cannot_serialize_becomes_an_error_res
             return MockResponse(tool_calls=[MockToolCall("clock", {})])
         return f"{request.tool_results[0].is_error}"
 
-    tool = define_tool(description="Clock.", execute=lambda: "now", to_model_output=lambda output: {"at": object()})  # type: ignore[arg-type,return-value]
+    tool = define_tool(description="Clock.", execute=lambda: "now", to_model_output=lambda output: {"at": object()})  # type: ignore[dict-item]
     session = await Runtime(Agent.from_definitions({"clock": tool}), model=MockModel(respond)).create_session()
 
     assert (await session.send("go")).message == "True"

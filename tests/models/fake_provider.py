@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -459,10 +458,10 @@ class FakeProvider:
         await stream.send(conn.send(h11.Response(status_code=200, headers=response_headers)))
         events = openai_events(reply, model) if wire == "openai" else anthropic_events(reply, model)
         for text in events:
-            data = text.encode()
-            size = self.fragment or len(data)
-            for start in range(0, len(data), size):
-                await stream.send(conn.send(h11.Data(data=data[start : start + size])))
+            piece = text.encode()
+            size = self.fragment or len(piece)
+            for start in range(0, len(piece), size):
+                await stream.send(conn.send(h11.Data(data=piece[start : start + size])))
         await stream.send(conn.send(h11.EndOfMessage()))
         return True
 
@@ -549,4 +548,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -93,7 +93,7 @@ def check_anthropic_body(body: Mapping[str, Any]) -> None:
                 if previous is not None and previous.get("role") == "assistant"
                 else set()
             )
-            answered: set[str] = set()
+            answered: set[str | None] = set()
             for m, block in enumerate(blocks):
                 if block.get("type") != "tool_result":
                     continue

@@ -89,7 +89,7 @@ class Deltas:
 def test_chat_completions_body_has_system_first_calls_as_json_text_and_one_tool_message_per_result() -> None:
     model = ChatCompletionsModel("anthropic/claude-sonnet-4.6", extra_body={"temperature": 0})
 
-    body = model.build_body(conversation_request(), stream=False)
+    body: Any = model.build_body(conversation_request(), stream=False)
 
     hashed = body["messages"][2]["tool_calls"][1]["id"]
     assert body == {
@@ -124,7 +124,7 @@ def test_chat_completions_body_leaves_out_empty_tools_and_content_of_call_only_m
         ToolMessage(content=[ToolResultPart(tool_call_id="c1", tool_name="note", output=None)]),
     ]
 
-    body = ChatCompletionsModel("openai/gpt-5").build_body(
+    body: Any = ChatCompletionsModel("openai/gpt-5").build_body(
         ModelRequest(instructions=None, messages=messages, tools=[]), stream=True
     )
 
@@ -261,7 +261,7 @@ async def test_a_body_that_is_not_a_completion_is_a_model_error() -> None:
 
 
 def test_anthropic_body_has_top_level_system_tool_use_blocks_and_flagged_error_results() -> None:
-    body = AnthropicModel("claude-sonnet-4-6", max_tokens=512).build_body(conversation_request(), stream=True)
+    body: Any = AnthropicModel("claude-sonnet-4-6", max_tokens=512).build_body(conversation_request(), stream=True)
 
     hashed = body["messages"][1]["content"][2]["id"]
     assert body == {

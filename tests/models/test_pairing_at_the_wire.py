@@ -153,7 +153,7 @@ async def test_a_dismissed_batch_puts_the_new_user_text_after_the_tool_results_i
         and isinstance(last.messages[i - 1], ToolMessage)
     )
 
-    messages = AnthropicModel("claude-sonnet-4-6").build_body(
+    messages: Any = AnthropicModel("claude-sonnet-4-6").build_body(
         ModelRequest(instructions=None, messages=last.messages[: dismissed_at + 1], tools=[]), stream=False
     )["messages"]
 
@@ -166,7 +166,7 @@ async def test_a_dismissed_batch_puts_the_new_user_text_after_the_tool_results_i
 
 async def test_an_approval_denial_is_an_error_tool_result_on_the_anthropic_wire() -> None:
     model = await approval_deny()
-    body = AnthropicModel("claude-sonnet-4-6").build_body(as_model_request(model.requests[-1]), stream=False)
+    body: Any = AnthropicModel("claude-sonnet-4-6").build_body(as_model_request(model.requests[-1]), stream=False)
 
     [result] = [b for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"]
     assert result["is_error"] is True
@@ -278,9 +278,9 @@ def test_duplicate_and_orphan_results_get_the_providers_error_texts() -> None:
 
 def test_blank_text_in_a_stored_history_never_reaches_anthropic() -> None:
     from eve_py.models.anthropic import to_anthropic_messages
-    from eve_py.models.messages import AssistantMessage, TextPart, UserMessage
+    from eve_py.models.messages import AssistantMessage, Message, TextPart, UserMessage
 
-    history = [
+    history: list[Message] = [
         UserMessage(content="hi"),
         AssistantMessage(content=[TextPart(text="\n\n")]),
         UserMessage(content="   "),

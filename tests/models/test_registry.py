@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,7 +64,8 @@ def test_base_url_variables_point_each_provider_elsewhere() -> None:
         "OPENAI_BASE_URL": "http://127.0.0.1:9/openai/v1",
     }
 
-    urls = [resolve_model(spec, env=env).url for spec in ("a/b", "anthropic:c", "openai:d")]
+    models: list[Any] = [resolve_model(spec, env=env) for spec in ("a/b", "anthropic:c", "openai:d")]
+    urls = [model.url for model in models]
 
     assert urls == [
         "http://127.0.0.1:9/v1/chat/completions",

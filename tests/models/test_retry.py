@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from eve_py.errors import ModelConnectionError, ModelHTTPError
-from eve_py.models import ChatCompletionsModel, ModelRequest, RetryPolicy, UserMessage
+from eve_py.models import ChatCompletionsModel, ModelDelta, ModelRequest, RetryPolicy, UserMessage
 from eve_py.models.retry import retry_after_seconds
 
 pytestmark = pytest.mark.anyio
@@ -162,7 +162,7 @@ async def test_a_stream_that_breaks_off_midway_is_not_retried() -> None:
     client, seen = scripted(httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=BreaksOff(chunk)))
     pieces: list[str] = []
 
-    async def listen(delta: object) -> None:
+    async def listen(delta: ModelDelta) -> None:
         pieces.append(delta.text)
 
     with pytest.raises(ModelConnectionError, match="stream broke off: ReadError"):

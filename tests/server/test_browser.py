@@ -22,6 +22,7 @@ from playwright.async_api import Page, Request, Response, async_playwright, expe
 from pydantic import BaseModel, Field
 
 from eve_py import Runtime, define_client_tool, load_agent
+from eve_py._json import JsonValue
 from eve_py.agent import Agent, load_mock_model
 from eve_py.models.messages import Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
@@ -82,12 +83,20 @@ async def test_eve_203_flow_question_pick_note_completed(hitl_agent: Agent, tmp_
         await page.goto(served.base + "/")
         await expect(page.locator("#agent-name")).to_have_text("agent-tools-hitl")
 
-        # The server wants a token: the first send asks for it, then goes through.
-        await send(page, "help me pick a template")
-        await expect(page.get_by_label("This server needs an API token")).to_be_visible()
-        await page.get_by_label("This server needs an API token").fill(ALICE)
+        # The server wants a token: the page asks for it before anything is sent; a wrong token
+        # is refused visibly, the right one clears the box and its error.
+        token_box = page.get_by_label("This server needs an API token")
+        await expect(token_box).to_be_visible()
+        await expect(token_box).to_be_focused()
+        await token_box.fill("not-the-token")
         await page.get_by_role("button", name="Use token").click()
-        await page.get_by_role("button", name="Send", exact=True).click()
+        await expect(page.locator("#token-error")).to_have_text("That token was not accepted; check it and try again.")
+        await expect(token_box).to_have_attribute("aria-invalid", "true")
+        await token_box.fill(ALICE)
+        await page.get_by_role("button", name="Use token").click()
+        await expect(token_box).to_be_hidden()
+        await expect(page.locator("#token-error")).to_be_hidden()
+        await send(page, "help me pick a template")
 
         # question: the typed ui picker, rendered as a choice list
         picker = page.locator("fieldset.request[data-request-id]")
@@ -104,8 +113,15 @@ async def test_eve_203_flow_question_pick_note_completed(hitl_agent: Agent, tmp_
 
         # note, then completed
         await expect(page.locator(".msg.assistant")).to_have_text("Recorded your pick: tpl_blue.")
-        await expect(page.locator(".tool")).to_contain_text("note:")
-        await expect(page.locator(".tool")).to_contain_text('"recorded":true')
+        # The tool's result in words, not JSON.
+        await expect(page.locator(".tool .tool-head")).to_have_text("↳ note returned")
+        await expect(page.locator(".tool dl")).to_have_accessible_name("note result")
+        await expect(page.locator(".tool dt")).to_have_text(["recorded", "text", "call id"])
+        await expect(page.locator(".tool dd").nth(0)).to_have_text("yes")
+        await expect(page.locator(".tool dd").nth(1)).to_have_text("picked tpl_blue")
+        await expect(page.locator(".tool")).not_to_contain_text("{")
+        # The answered card says what was chosen.
+        await expect(picker.locator(".staged")).to_have_text("✓ answered: Blue")
         await expect(page.locator("#status")).to_have_attribute("data-status", "completed")
         await expect(picker.get_by_role("checkbox", name="Blue")).to_be_disabled()
         await expect(page.locator(".msg.user")).to_have_text("help me pick a template")
@@ -131,8 +147,10 @@ async def test_approval_buttons_and_a_batch_of_two_pickers(hitl_agent: Agent, tm
         await send(page, "run the guarded echo")
         approval = page.locator('fieldset.request[data-display="confirmation"]')
         await expect(approval.locator("legend")).to_have_text("Approve tool call: guarded_echo")
-        await expect(approval.locator("pre")).to_contain_text('"text": "hello"')
+        await expect(approval).to_contain_text("guarded_echo will run with:")
+        await expect(approval.get_by_role("definition")).to_have_text("hello")
         await approval.get_by_role("button", name="Approve").click()
+        await expect(approval.locator(".staged")).to_have_text("✓ approved")
         await expect(page.locator(".msg.assistant").last).to_contain_text("guarded-echo-ok-T4Q9")
         await expect(page.locator("#status")).to_have_attribute("data-status", "completed")
 
@@ -140,7 +158,8 @@ async def test_approval_buttons_and_a_batch_of_two_pickers(hitl_agent: Agent, tm
         batch = page.locator(".batch").last
         await expect(batch.locator("fieldset.request")).to_have_count(2)
         send_all = batch.get_by_role("button", name="Send answers")
-        await expect(send_all).to_be_disabled()
+        await send_all.click()  # nothing chosen: refused, saying why
+        await expect(batch.get_by_role("alert").last).to_have_text("Nothing to send yet: answer at least one question.")
         first, second = batch.locator("fieldset.request").nth(0), batch.locator("fieldset.request").nth(1)
         await first.get_by_role("checkbox", name="Red").check()
         await first.get_by_role("button", name="Submit").click()
@@ -157,7 +176,7 @@ def _builtin_question_model(request: MockModelRequest) -> str | MockResponse:
     if done:
         return f"Answer: {done[-1].output}"
     if "colour" in text:
-        options = [{"id": "red", "label": "Red"}, {"id": "teal", "label": "Teal", "style": "primary"}]
+        options: list[JsonValue] = [{"id": "red", "label": "Red"}, {"id": "teal", "label": "Teal", "style": "primary"}]
         return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": "Which colour?", "options": options})])
     if "name" in text:
         return MockResponse(tool_calls=[MockToolCall("ask_question", {"prompt": "What is your name?"})])
@@ -233,22 +252,22 @@ async def test_partial_batch_dismissal_and_stopping_a_parked_turn(hitl_agent: Ag
         await send(page, "review my page")
         batch = page.locator(".batch").last
         await expect(batch.locator("fieldset.request")).to_have_count(2)
-        await expect(page.locator(".tool")).to_contain_text("note:")  # runs at once
+        await expect(page.locator(".tool-head")).to_have_text("↳ note returned")  # runs at once
         approval = batch.locator('fieldset.request[data-display="confirmation"]')
         colour = batch.locator('fieldset.request[data-display="select"]')
         await colour.get_by_role("checkbox", name="Red").check()
         await colour.get_by_role("button", name="Submit").click()
         send_all = batch.get_by_role("button", name="Send answers")
         await send_all.click()
-        await expect(colour.locator(".staged")).to_have_text("✓ answered")
+        await expect(colour.locator(".staged")).to_have_text("✓ answered: Red")
         await expect(colour).to_have_attribute("data-outcome", "answered")
         await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
         await expect(colour.get_by_role("checkbox", name="Red")).to_be_disabled()
         await expect(approval.get_by_role("button", name="Approve")).to_be_enabled()
-        await expect(send_all).to_be_disabled()
+        await expect(send_all).to_be_enabled()  # the approval is still open
         await expect(batch).not_to_have_class("batch closed")
         await page.reload()  # the replay rebuilds the half-answered batch
-        await expect(colour.locator(".staged")).to_have_text("✓ answered")
+        await expect(colour.locator(".staged")).to_have_text("✓ answered: Red")
         await expect(colour.get_by_role("checkbox", name="Red")).to_be_disabled()
         await expect(approval.get_by_role("button", name="Approve")).to_be_enabled()
         await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")
@@ -271,7 +290,7 @@ async def test_partial_batch_dismissal_and_stopping_a_parked_turn(hitl_agent: Ag
         await send(page, "help me pick a template")
         await expect(echo.locator(".answered")).to_have_text("Skipped: a new message was sent instead.")
         await expect(echo.locator("fieldset.request")).to_have_attribute("data-outcome", "ignored")
-        await expect(page.locator(".tool.error")).to_contain_text("guarded_echo:")
+        await expect(page.locator(".tool.error .tool-head")).to_have_text("⊘ guarded_echo did not run")
         picker = page.locator(".batch").nth(2)
         await expect(picker.locator("legend")).to_have_text("Which template should the page use?")
         await expect(page.locator("#status")).to_have_attribute("data-status", "waiting")

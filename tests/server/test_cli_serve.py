@@ -42,12 +42,16 @@ async def test_serve_without_token_listens_on_loopback_warns_and_serves_the_flow
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
         assert '<script src="/static/chat.js"' in page.text
         assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+        async with httpx.AsyncClient(base_url=url) as http:
+            icon = await http.get("/favicon.ico")
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
         process.send_signal(signal.SIGINT)
         with anyio.fail_after(15):
             code = await process.wait()
         errors = await stderr_of(process)
     assert code == 0
     assert "EVE_API_TOKEN is not set" in errors and "loopback only" in errors
+    assert errors.count("authenticated") == 1, errors  # said once, not again by the app's own log
 
 
 async def test_serve_with_token_requires_it(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def test_a_server_tool_without_an_execute_function_is_rejected_with_the_contract
 
 
 def test_a_server_tool_whose_execute_is_not_callable_is_rejected() -> None:
-    mixed = dataclasses.replace(NOTE, execute="note")
+    mixed = dataclasses.replace(NOTE, execute="note")  # type: ignore[arg-type]
 
     with pytest.raises(ToolResolutionError, match="to provide an execute function."):
         resolve_tool(mixed, path="tools/note.py")
