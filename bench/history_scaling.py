@@ -4,7 +4,8 @@ Run by hand (not part of the test suite):
 
 ```
 .venv/bin/python bench/history_scaling.py                      # lengths 10, 100, 1000, 5000
-.venv/bin/python bench/history_scaling.py --lengths 10,1000 --cycles 20 --json
+.venv/bin/python bench/history_scaling.py --lengths 10,1000 --rounds 6 --json
+.venv/bin/python bench/history_scaling.py --disk 500                  # bytes per parked session
 ```
 
 One **cycle** is what a person does with the `fixtures/agent-tools-hitl` app on its mock model,
@@ -12,12 +13,16 @@ in one session that already holds `L` earlier cycles: `send("help me pick a temp
 the typed picker, and `respond([{requestId, value: {pickedIds: ["tpl_blue"]}}])` resumes it:
 the `note` tool runs and the model answers. A cycle appends 6 messages and about 17 events.
 
-For each history length `L` and each configuration, the session is first grown to `L` cycles,
-then `--cycles` more are timed. Per configuration it prints the time per cycle, how many store
-commits a cycle makes (every commit is one fsync with `synchronous=FULL`), the JSON bytes eve-py
-hands the store per cycle (record + appended messages + events), and the bytes the process
-really wrote to disk per cycle (`write_bytes` of `/proc/self/io`, which counts page writes,
-journal included). Configurations, in one process and one run:
+For each configuration and history length `L`, a session is first grown to `L` cycles; then
+every (configuration, length) pair is timed for `--cycles` cycles per round, round after round
+(`--rounds`), so that a change in the machine's load hits them all alike. Per configuration it
+prints the time per cycle, the same less the mock model's own time, the store commits per cycle
+and how many of them are durable (with `synchronous=FULL`, each durable commit is one fsync of
+the WAL; the others are synced with it), the JSON eve-py hands the store per cycle (record +
+appended messages + events), what the SQLite store keeps of it (`eve_py.sessions.codec`), and
+the bytes the process really wrote to disk per cycle (`write_bytes` of `/proc/self/io`, which
+counts page writes, WAL included). First, a short session (10 cycles) of eve-py SQLite FULL and
+LangGraph run in alternating rounds gives their ratio. Configurations, in one process and one run:
 
 - eve-py on SQLite with `synchronous=FULL` (the default) and `NORMAL`, and on `MemorySessionStore`;
 - LangGraph with `SqliteSaver` (when `langgraph` and `langgraph-checkpoint-sqlite` are installed):
@@ -39,7 +44,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -162,42 +167,135 @@ async def _eve_cycle(runtime: Runtime, session_id: str) -> None:
     assert done.status == "completed" and done.message == "Recorded your pick: tpl_blue.", done
 
 
-async def _eve_points(
-    name: str, make_store: Callable[[Path], Awaitable[SessionStore]], lengths: list[int], cycles: int, folder: Path
-) -> list[Point]:
-    store = Counting(await make_store(folder / f"{name}.db"))
-    model = Timed(load_mock_model(APP))
-    runtime = Runtime(load_agent(APP), model=model, store=store)
-    session = await runtime.create_session()
-    done = 0
-    points = []
-    for length in lengths:
-        while done < length:
-            await _eve_cycle(runtime, session.id)
-            done += 1
+@dataclass
+class _Tally:
+    """What the timed cycles of one configuration at one history length added up to, over every round."""
+
+    cycles: int = 0
+    seconds: float = 0.0
+    modelled: float = 0.0
+    commits: int = 0
+    durable: int = 0
+    json_bytes: int = 0
+    stored_bytes: int = 0
+    disk_bytes: int = 0
+
+    def point(self, config: str, history: int) -> Point:
+        n = self.cycles
+        return Point(
+            config=config,
+            history=history,
+            ms_per_cycle=round(self.seconds * 1000 / n, 3),
+            framework_ms_per_cycle=round((self.seconds - self.modelled) * 1000 / n, 3),
+            commits_per_cycle=round(self.commits / n, 2) if self.commits else float("nan"),
+            durable_per_cycle=round(self.durable / n, 2) if self.commits else float("nan"),
+            json_bytes_per_cycle=round(self.json_bytes / n) if self.commits else float("nan"),
+            stored_bytes_per_cycle=round(self.stored_bytes / n) if self.commits else float("nan"),
+            disk_bytes_per_cycle=round(self.disk_bytes / n),
+        )
+
+
+class _Eve:
+    """eve-py on one store: one session per history length, grown once, then timed in rounds."""
+
+    def __init__(self, name: str, store: Counting) -> None:
+        self.name = name
+        self.store = store
+        self.model = Timed(load_mock_model(APP))
+        self.runtime = Runtime(load_agent(APP), model=self.model, store=store)
+        self.sessions: dict[int, str] = {}
+
+    async def grow(self, length: int) -> None:
+        session = await self.runtime.create_session()
+        for _ in range(length):
+            await _eve_cycle(self.runtime, session.id)
+        self.sessions[length] = session.id
+
+    async def run(self, length: int, cycles: int, tally: _Tally) -> None:
+        store, model = self.store, self.model
         commits, durable, json_bytes, stored = store.commits, store.durable, store.json_bytes, store.stored_bytes
         disk, modelled = _written(), model.seconds
         started = time.perf_counter()
         for _ in range(cycles):
-            await _eve_cycle(runtime, session.id)
-        elapsed = time.perf_counter() - started
-        done += cycles
-        points.append(
-            Point(
-                config=name,
-                history=length,
-                ms_per_cycle=round(elapsed * 1000 / cycles, 3),
-                framework_ms_per_cycle=round((elapsed - (model.seconds - modelled)) * 1000 / cycles, 3),
-                commits_per_cycle=round((store.commits - commits) / cycles, 2),
-                durable_per_cycle=round((store.durable - durable) / cycles, 2),
-                json_bytes_per_cycle=round((store.json_bytes - json_bytes) / cycles),
-                stored_bytes_per_cycle=round((store.stored_bytes - stored) / cycles),
-                disk_bytes_per_cycle=round((_written() - disk) / cycles),
-            )
-        )
-        print(f"  {name:<16} history {length:>5}: {points[-1].ms_per_cycle:8.2f} ms/cycle", file=sys.stderr)
-    await store.aclose()
-    return points
+            await _eve_cycle(self.runtime, self.sessions[length])
+        tally.seconds += time.perf_counter() - started
+        tally.cycles += cycles
+        tally.modelled += model.seconds - modelled
+        tally.commits += store.commits - commits
+        tally.durable += store.durable - durable
+        tally.json_bytes += store.json_bytes - json_bytes
+        tally.stored_bytes += store.stored_bytes - stored
+        tally.disk_bytes += _written() - disk
+
+
+class _LangGraph:
+    """LangGraph + SqliteSaver: one thread per history length, grown once, then timed in rounds."""
+
+    name = "langgraph-sqlite"
+
+    def __init__(self, path: Path) -> None:
+        from langchain_core.messages import HumanMessage
+        from langgraph.types import Command
+
+        _, self.close, self.graph = _langgraph_graph(path)
+        self._human, self._command = HumanMessage, Command
+
+    def _cycle(self, length: int) -> None:
+        config = {"configurable": {"thread_id": f"history-{length}"}}
+        self.graph.invoke({"messages": [self._human(content=MESSAGE)]}, config)  # parks on interrupt()
+        self.graph.invoke(self._command(resume=ANSWER["pickedIds"][0]), config)
+
+    async def grow(self, length: int) -> None:
+        for _ in range(length):
+            self._cycle(length)
+
+    async def run(self, length: int, cycles: int, tally: _Tally) -> None:
+        disk, started = _written(), time.perf_counter()
+        for _ in range(cycles):
+            self._cycle(length)
+        tally.seconds += time.perf_counter() - started
+        tally.cycles += cycles
+        tally.disk_bytes += _written() - disk
+
+
+async def _interleaved(lengths: list[int], cycles: int, rounds: int, langgraph_max: int, folder: Path) -> list[Point]:
+    """Every configuration at every length, timed in `rounds` alternating rounds of `cycles` cycles.
+
+    The machine's load changes during a run; alternating the configurations and lengths round by
+    round exposes them all to the same load, so their ratios hold even when absolute times drift.
+    """
+    subjects: list[_Eve | _LangGraph] = [
+        _Eve("sqlite-full", Counting(await _sqlite(folder / "full.db", "FULL"))),
+        _Eve("sqlite-normal", Counting(await _sqlite(folder / "normal.db", "NORMAL"))),
+        _Eve("memory", Counting(await _memory(folder))),
+    ]
+    if _langgraph_available():
+        subjects.append(_LangGraph(folder / "langgraph.db"))
+    else:
+        print("LangGraph is not installed: pip install langgraph langgraph-checkpoint-sqlite", file=sys.stderr)
+
+    def measured(subject: _Eve | _LangGraph, length: int) -> bool:
+        return not isinstance(subject, _LangGraph) or length <= langgraph_max
+
+    tallies: dict[tuple[str, int], _Tally] = {}
+    for subject in subjects:
+        for length in lengths:
+            if measured(subject, length):
+                print(f"  growing {subject.name} to {length} cycles", file=sys.stderr)
+                await subject.grow(length)
+                tallies[subject.name, length] = _Tally()
+    for round_ in range(rounds):
+        print(f"  round {round_ + 1} of {rounds}", file=sys.stderr)
+        for length in lengths:
+            for subject in subjects:
+                if measured(subject, length):
+                    await subject.run(length, cycles, tallies[subject.name, length])
+    for subject in subjects:
+        if isinstance(subject, _Eve):
+            await subject.store.aclose()
+        else:
+            subject.close()
+    return [tally.point(config, length) for (config, length), tally in tallies.items()]
 
 
 def _langgraph_cycle(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -252,38 +350,6 @@ def _langgraph_graph(path: Path) -> tuple[Callable[[], None], Callable[[], None]
         graph.invoke(Command(resume=ANSWER["pickedIds"][0]), config)
 
     return cycle, connection.close, graph
-
-
-def _langgraph_points(lengths: list[int], cycles: int, folder: Path) -> list[Point]:
-    cycle, close = _langgraph_cycle(folder / "langgraph.db")
-    points = []
-    done = 0
-    for length in lengths:
-        while done < length:
-            cycle()
-            done += 1
-        disk = _written()
-        started = time.perf_counter()
-        for _ in range(cycles):
-            cycle()
-        elapsed = time.perf_counter() - started
-        done += cycles
-        points.append(
-            Point(
-                config="langgraph-sqlite",
-                history=length,
-                ms_per_cycle=round(elapsed * 1000 / cycles, 3),
-                framework_ms_per_cycle=round(elapsed * 1000 / cycles, 3),
-                commits_per_cycle=float("nan"),
-                durable_per_cycle=float("nan"),
-                json_bytes_per_cycle=float("nan"),
-                stored_bytes_per_cycle=float("nan"),
-                disk_bytes_per_cycle=round((_written() - disk) / cycles),
-            )
-        )
-        print(f"  langgraph-sqlite history {length:>5}: {points[-1].ms_per_cycle:8.2f} ms/cycle", file=sys.stderr)
-    close()
-    return points
 
 
 async def _short_sessions(rounds: int, cycles: int, folder: Path) -> list[float]:
@@ -391,8 +457,7 @@ async def _disk_per_parked_session(sessions: int, folder: Path) -> dict[str, flo
     return sizes
 
 
-async def _run(lengths: list[int], cycles: int, langgraph_max: int) -> list[Point]:
-    points: list[Point] = []
+async def _run(lengths: list[int], cycles: int, rounds: int, langgraph_max: int) -> list[Point]:
     with tempfile.TemporaryDirectory(prefix="eve-history-") as raw:
         folder = Path(raw)
         if _langgraph_available():
@@ -402,21 +467,15 @@ async def _run(lengths: list[int], cycles: int, langgraph_max: int) -> list[Poin
                 f"{ratios[len(ratios) // 2]:.2f} (median of {len(ratios)} rounds; min {ratios[0]:.2f}, "
                 f"max {ratios[-1]:.2f})"
             )
-        points += await _eve_points("sqlite-full", lambda p: _sqlite(p, "FULL"), lengths, cycles, folder)
-        points += await _eve_points("sqlite-normal", lambda p: _sqlite(p, "NORMAL"), lengths, cycles, folder)
-        points += await _eve_points("memory", _memory, lengths, cycles, folder)
-        if _langgraph_available():
-            points += _langgraph_points([n for n in lengths if n <= langgraph_max], cycles, folder)
-        else:
-            print("LangGraph is not installed: pip install langgraph langgraph-checkpoint-sqlite", file=sys.stderr)
-    return points
+        return await _interleaved(lengths, cycles, rounds, langgraph_max, folder)
 
 
 def main() -> int:
     """Parse arguments, run, print."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--lengths", default="10,100,1000,5000", help="history lengths, in cycles")
-    parser.add_argument("--cycles", type=int, default=20, help="timed cycles per length (default 20)")
+    parser.add_argument("--cycles", type=int, default=10, help="timed cycles per length and round (default 10)")
+    parser.add_argument("--rounds", type=int, default=4, help="alternating rounds (default 4)")
     parser.add_argument("--langgraph-max", type=int, default=1000, help="longest history LangGraph is grown to")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--disk", type=int, metavar="N", help="only measure disk per parked session, over N sessions")
@@ -428,7 +487,7 @@ def main() -> int:
             print(f"{name:<22} {size:8.0f} bytes per parked session ({args.disk} sessions)")
         return 0
     lengths = sorted(int(n) for n in args.lengths.split(","))
-    points = anyio.run(_run, lengths, args.cycles, args.langgraph_max)
+    points = anyio.run(_run, lengths, args.cycles, args.rounds, args.langgraph_max)
     if args.json:
         print(json.dumps([asdict(p) for p in points], indent=2))
     else:
