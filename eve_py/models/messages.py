@@ -18,8 +18,6 @@ from eve_py._json import JsonObject, JsonValue
 from eve_py._wire import WireModel
 
 __all__ = (
-    "dump_message",
-    "load_messages",
     "AssistantMessage",
     "Message",
     "MessagesAdapter",
@@ -28,6 +26,8 @@ __all__ = (
     "ToolMessage",
     "ToolResultPart",
     "UserMessage",
+    "dump_message",
+    "load_messages",
 )
 
 
