@@ -4,11 +4,15 @@
 eve-py --version
 eve-py init [DIR] [--force]  (see cli/init.py)
 eve-py build APP_DIR [--import-timeout SECONDS]
-eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
-eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
+eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH|URL]
+eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH|URL]
 eve-py eval APP_DIR [--model ...] [--tag T] [--junit PATH] [--json] [--max-concurrency N] [--list]  (see cli/evals.py)
-eve-py serve APP_DIR [--host H] [--port P] [--model mock|provider/model] [--store PATH]
+eve-py serve APP_DIR [--host H] [--port P] [--model mock|provider/model] [--store PATH|URL] [--workers N]
+eve-py store migrate URL | eve-py store copy FROM TO  (see cli/store.py)
 ```
+
+`--store` takes a SQLite file or a `postgresql://` URL; without it `EVE_STORE`, else
+`APP_DIR/.eve/sessions.db`.
 
 `run` without MESSAGE continues the session given by `--session` (a parked one gets the
 answers file's answers).
@@ -40,6 +44,7 @@ from eve_py.cli.evals import add_eval_command, run_eval_command
 from eve_py.cli.init import add_init_parser, run_init_command
 from eve_py.cli.prompts import ask_request
 from eve_py.cli.serve import add_serve_parser, serve
+from eve_py.cli.store import add_store_parser, run_store_command
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, SessionError, UsageError
 from eve_py.events import ActionResult, AnyEvent, MessageAppended, MessageCompleted, TurnFailed, dump_event
@@ -47,7 +52,7 @@ from eve_py.harness.loop import Committed, TurnResult
 from eve_py.harness.runtime import Runtime, Session
 from eve_py.models.base import Model
 from eve_py.parking.requests import InputResponse
-from eve_py.sessions.sqlite import SQLiteSessionStore
+from eve_py.sessions.opening import open_store, store_spec
 
 __all__ = ("main",)
 
@@ -67,6 +72,9 @@ def _seconds(text: str) -> float:
     return value
 
 
+STORE_HELP = (
+    "where sessions are kept: a SQLite file, or a postgresql:// URL (default $EVE_STORE, else APP_DIR/.eve/sessions.db)"
+)
 APP_DIR_HELP = "the app folder, holding agent/ (agent.py, tools/*.py) and optionally evals/"
 
 _EXAMPLES = """\
@@ -112,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
             '"anthropic:MODEL" or "openai:MODEL"; overrides EVE_MODEL and the agent\'s own model',
         )
         command.add_argument("--session", help="continue this session id (e.g. one that is parked)")
-        command.add_argument("--store", type=Path, help="SQLite file for sessions (default APP_DIR/.eve/sessions.db)")
+        command.add_argument("--store", help=STORE_HELP)
 
     chat = commands.add_parser("chat", help="chat with an app in the terminal, answering its questions")
     runtime_options(chat)
@@ -125,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     add_eval_command(commands)
 
     add_serve_parser(commands)
+    add_store_parser(commands)
     return parser
 
 
@@ -142,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_eval_command(args)
         if args.command == "serve":
             return serve(args)
+        if args.command == "store":
+            return run_store_command(args)
         return anyio.run(_run, args)
     except CompileError as exc:
         _print(str(exc), err=True)
@@ -220,7 +231,7 @@ async def _chat(args: argparse.Namespace) -> int:
         for event in committed.events:
             render(event)
 
-    store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
+    store = await open_store(store_spec(args.store, args.app_dir))
     runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
 
     async def ask(prompt: str) -> str:
@@ -302,7 +313,7 @@ async def _run(args: argparse.Namespace) -> int:
             else:
                 render(event)
 
-    store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
+    store = await open_store(store_spec(args.store, args.app_dir))
     runtime = Runtime(agent, model=_model(args, agent), store=store, on_event=listen)
     try:
         session = await _open(args, runtime)

@@ -6,12 +6,14 @@ in process memory, so a restarted server still knows it:
 
 - `SQLiteOwners`: a table `eve_server_owners` in a SQLite file (by default the session
   store's own file, through a separate connection).
+- `PostgresOwners` (`eve_py.server.pg_owners`): a table of a PostgreSQL store's database.
 - `MemoryOwners`: a dict, for servers on a `MemorySessionStore` (which is in memory anyway).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -150,7 +152,7 @@ class SQLiteOwners:
 
 
 def owners_for(store: SessionStore) -> OwnerStore:
-    """The default owner store for a session store: its SQLite file, or memory for memory.
+    """The default owner store for a session store: its SQLite file or PostgreSQL database, or memory.
 
     Raises:
         UsageError: The store is of another kind; pass `owners=` to `create_app` yourself.
@@ -159,6 +161,12 @@ def owners_for(store: SessionStore) -> OwnerStore:
         return SQLiteOwners(store.path)
     if isinstance(store, MemorySessionStore):
         return MemoryOwners()
+    if "eve_py.sessions.postgres" in sys.modules:  # a PostgreSQL store exists only once its module is loaded
+        from eve_py.server.pg_owners import PostgresOwners
+        from eve_py.sessions.postgres import PostgresSessionStore
+
+        if isinstance(store, PostgresSessionStore):
+            return PostgresOwners(store)
     raise UsageError(
         f"create_app() cannot keep session owners beside a {type(store).__name__}; pass owners= "
         "(an OwnerStore such as SQLiteOwners(path)) so ownership survives a restart"
