@@ -15,8 +15,8 @@ a database without it, or with another version of it, is refused with `StoreSche
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -235,13 +235,16 @@ class PostgresSessionStore:
             for channel in (EVENTS_CHANNEL, CANCEL_CHANNEL):
                 await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
 
-            async def received() -> AsyncIterator[Notice]:
-                async for notify in conn.notifies():
-                    notice = parse_notice(notify.channel, notify.payload)
-                    if notice is not None:
-                        yield notice
+            async def received() -> AsyncGenerator[Notice, None]:
+                # Closed explicitly: psycopg's generator holds the connection's lock until closed.
+                async with aclosing(conn.notifies()) as notifies:
+                    async for notify in notifies:
+                        notice = parse_notice(notify.channel, notify.payload)
+                        if notice is not None:
+                            yield notice
 
-            yield received()
+            async with aclosing(received()) as notices:
+                yield notices
 
     async def request_cancel(self, session_id: str) -> None:
         """Ask whichever process runs the session's turn to cancel it (a `cancel` notice)."""

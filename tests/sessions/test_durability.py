@@ -29,7 +29,7 @@ from eve_py import (
 from eve_py.agent import load_mock_model
 from eve_py.events import Event, MessageCompleted, TurnFailed
 from eve_py.models.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
-from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
+from eve_py.sessions import SessionRecord, SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
 
@@ -147,13 +147,10 @@ class BarrierStore:
         await self.inner.aclose()
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_written(
-    kind: str, tmp_path: Path
-) -> None:
-    inner: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
-    store = BarrierStore(inner, parties=2)
-    runtime = runtime_on(store)
+async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_written(store: SessionStore) -> None:
+    inner = store
+    barrier = BarrierStore(inner, parties=2)
+    runtime = runtime_on(barrier)
     session = await runtime.create_session()
     [request] = (await session.send("help me pick a template")).input_requests
     outcomes: list[object] = []
@@ -169,7 +166,7 @@ async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_wr
         except SessionError as exc:
             outcomes.append(exc)
 
-    store.armed = True
+    barrier.armed = True
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
             group.start_soon(answer, "tpl_red")
@@ -284,9 +281,7 @@ async def test_resume_on_a_waiting_or_idle_session_changes_nothing(tmp_path: Pat
     await store.aclose()
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-async def test_a_conversation_that_breaks_pairing_is_never_sent(kind: str, tmp_path: Path) -> None:
-    store: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
+async def test_a_conversation_that_breaks_pairing_is_never_sent(store: SessionStore) -> None:
     model = MockModel(lambda request: "unreachable")
     runtime = Runtime(load_agent(HITL_APP), model=model, store=store)
     session = await runtime.create_session()
@@ -368,9 +363,7 @@ async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_fi
     await store.aclose()
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-async def test_creating_a_session_with_a_taken_id_is_a_conflict_and_changes_nothing(kind: str, tmp_path: Path) -> None:
-    store: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
+async def test_creating_a_session_with_a_taken_id_is_a_conflict_and_changes_nothing(store: SessionStore) -> None:
     runtime = runtime_on(store)
     await runtime.create_session("ses_taken")
 
