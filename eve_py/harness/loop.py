@@ -60,6 +60,7 @@ from eve_py.events.payloads import (
 )
 from eve_py.harness.conversation import Conversation, ConversationCache
 from eve_py.harness.deltas import DeltaWriter
+from eve_py.harness.heartbeat import LeaseKeeper
 from eve_py.harness.results import action_result, error_result, input_problem, step_messages, structured_result
 from eve_py.harness.stamp import stamp
 from eve_py.models.base import Model, ModelRequest
@@ -159,7 +160,7 @@ class TurnDriver:
         self._lease_s = lease_s
         self.owner = new_id("wkr")
         self._model = model
-        self._store = store
+        self._store = LeaseKeeper(store, lease_s)
         self._max_steps = max_steps
         self._listener = listener
         self.events: list[Event] = []
@@ -244,7 +245,8 @@ class TurnDriver:
             SessionConflictError: Another writer changed the session meanwhile.
         """
         try:
-            return await self._drive(record)
+            async with self._store.beating():  # heartbeat: a slow step keeps its lease
+                return await self._drive(record)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._cancelled(record.id)
