@@ -67,6 +67,13 @@ def add_serve_parser(commands: Any) -> None:
         help="how long a killed worker's turn waits before another worker finishes it (default 120; "
         "a live worker's heartbeat keeps its lease)",
     )
+    serve_cmd.add_argument(
+        "--recheck-s",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how often a quiet stream re-reads the store and looks for turns whose worker died (default 5)",
+    )
     serve_cmd.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a worker of --workers
     serve_cmd.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn's"
@@ -146,7 +153,7 @@ def serve(args: argparse.Namespace) -> int:
     closed = False
     try:
         runtime = Runtime(agent, model=model, store=store, lease_s=args.lease_s)
-        app = create_app(runtime, tokens=tokens)
+        app = create_app(runtime, tokens=tokens, recheck_s=args.recheck_s)
         inner = app.router.lifespan_context
 
         @asynccontextmanager
@@ -225,7 +232,8 @@ def _supervise(args: argparse.Namespace, spec: str, agent_name: str) -> int:
 
     sock = _bind(args.host, args.port)
     command = [sys.executable, "-m", "eve_py", "serve", str(args.app_dir), "--host", args.host, "--store", spec]
-    command += ["--listen-fd", str(sock.fileno()), "--lease-s", str(args.lease_s), "--log-level", args.log_level]
+    command += ["--listen-fd", str(sock.fileno()), "--lease-s", str(args.lease_s), "--recheck-s", str(args.recheck_s)]
+    command += ["--log-level", args.log_level]
     command += ["--model", args.model] if args.model else []
     command += ["--access-log"] if args.access_log else []
     workers = [subprocess.Popen(command, pass_fds=(sock.fileno(),)) for _ in range(args.workers)]
