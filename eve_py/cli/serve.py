@@ -239,7 +239,11 @@ def _supervise(args: argparse.Namespace, spec: str, agent_name: str) -> int:
     workers = [subprocess.Popen(command, pass_fds=(sock.fileno(),)) for _ in range(args.workers)]
     _banner(f"{agent_name}: {args.workers} workers; sessions in {_shown_store(spec)}", sock, tokens_from_env())
 
+    stopping = False
+
     def forward(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
         for worker in workers:
             if worker.poll() is None:
                 worker.send_signal(signal.SIGTERM)
@@ -251,4 +255,5 @@ def _supervise(args: argparse.Namespace, spec: str, agent_name: str) -> int:
         for number, handler in previous.items():
             signal.signal(number, handler)
         sock.close()
-    return 0 if all(code == 0 for code in codes) else 1
+    # A worker still starting when told to stop dies of the SIGTERM itself: that is a clean stop too.
+    return 0 if all(code == 0 or (stopping and code == -signal.SIGTERM) for code in codes) else 1

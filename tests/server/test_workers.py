@@ -114,7 +114,7 @@ async def worker(
 
 
 async def post(url: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
-    async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
         return await http.post(path, json=body or {})
 
 
@@ -229,3 +229,29 @@ async def test_a_killed_worker_s_turn_is_finished_by_another_without_running_the
 
     assert "done: {'charged': 500}" in [e["data"].get("message") for e in events]
     assert len(ledger.read_text().splitlines()) == 1, "the approved charge ran once, on A only"
+
+
+def children_of(pid: int) -> list[int]:
+    """The PIDs of a process's children (Linux's /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+async def test_serve_workers_runs_that_many_processes_on_one_port_and_stops_them_all(postgres_url: str) -> None:
+    async with worker(HITL_APP, postgres_url, "--workers", "2") as (url, parent):
+        session_id, [request] = await start_session(url, "help me pick a template")  # once the workers serve
+        workers = children_of(parent.pid)
+        assert len(workers) == 2
+        answer = {"inputResponses": [{"requestId": request["requestId"], "value": PICK}]}
+        assert (await post(url, f"/session/{session_id}", answer)).status_code == 202
+        events = await read_until(url, session_id, 0, lambda e: e["type"] == "turn.completed")
+        assert "Recorded your pick: tpl_green." in [e["data"].get("message") for e in events]
+
+        parent.send_signal(signal.SIGTERM)
+        with anyio.fail_after(20):
+            assert await parent.wait() == 0
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # gone
