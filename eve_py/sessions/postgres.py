@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
+import anyio
 import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -157,9 +158,13 @@ class PostgresSessionStore:
             yield conn
 
     async def _one(self, query: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-        async with self.connection() as conn:
-            cursor = await conn.execute(query.encode(), params)
-            return await cursor.fetchone()
+        # Shielded: a query cancelled midway costs its connection (psycopg closes it); a
+        # cancelled caller (a closed stream, a cancelled turn) waits the few ms instead.
+        with anyio.CancelScope(shield=True):
+            async with self.connection() as conn:
+                cursor = await conn.execute(query.encode(), params)
+                row = await cursor.fetchone()
+        return row
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
@@ -217,9 +222,10 @@ class PostgresSessionStore:
     async def _read(self, table: str, column: str, session_id: str, start: int, stop: int | None) -> list[str]:
         """One round trip: a row per entry, or one NULL row for a session with none in range."""
         bounds = (max(start, 0), _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX))
-        async with self.connection() as conn:
-            cursor = await conn.execute(_READ.format(table=table, column=column).encode(), (*bounds, session_id))
-            rows = await cursor.fetchall()
+        with anyio.CancelScope(shield=True):  # see _one
+            async with self.connection() as conn:
+                cursor = await conn.execute(_READ.format(table=table, column=column).encode(), (*bounds, session_id))
+                rows = await cursor.fetchall()
         if not rows:
             raise SessionNotFoundError(session_id)
         return [str(row[0]) for row in rows if row[0] is not None]
