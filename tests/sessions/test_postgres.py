@@ -37,6 +37,9 @@ def test_a_database_without_the_schema_is_refused_until_migrate_creates_it(
     assert main(["run", str(HITL_APP), "hello", "--model", "mock", "--store", url]) == 2
     assert "eve-py store migrate" in capsys.readouterr().err
 
+    assert main(["serve", str(HITL_APP), "--model", "mock", "--port", "0", "--store", url]) == 2
+    assert "has no eve-py schema" in capsys.readouterr().err, "serve refuses before it listens"
+
     assert main(["store", "migrate", url]) == 0
     assert main(["store", "migrate", url]) == 0
     out = capsys.readouterr().out
