@@ -331,7 +331,10 @@ class _Api:
     async def _recover_quiet(self, session_id: str) -> None:
         """A stream saw nothing for a while: finish the session's turn if its worker died meanwhile."""
         if not self.closing and not self.runner.busy(session_id):
-            await self._recover(await self.runtime.store.load(session_id))
+            try:
+                await self._recover(await self.runtime.store.load(session_id))
+            except ApiError:
+                pass  # shutting down: the next server on the store recovers it
 
     def _settled(self, record: SessionRecord) -> bool:
         """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""

@@ -6,12 +6,11 @@ store's own connection pool, so every server process on the database agrees on w
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import psycopg
 
 from eve_py.errors import SessionConflictError
 from eve_py.events import now_iso
+from eve_py.server.owners import OwnerCache
 from eve_py.sessions.postgres import PostgresSessionStore
 
 __all__ = ("PostgresOwners",)
@@ -27,14 +26,7 @@ class PostgresOwners:
 
     def __init__(self, store: PostgresSessionStore, *, cache_size: int = 10_000) -> None:
         self._store = store
-        self._cache: OrderedDict[str, str] = OrderedDict()
-        self._cache_size = cache_size
-
-    def _remember(self, session_id: str, principal: str) -> None:
-        self._cache[session_id] = principal
-        self._cache.move_to_end(session_id)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        self._cache = OwnerCache(cache_size)
 
     async def claim(self, session_id: str, principal: str) -> None:
         """See `OwnerStore.claim`."""
@@ -46,7 +38,7 @@ class PostgresOwners:
                 )
             except psycopg.errors.UniqueViolation:
                 raise SessionConflictError(f"Session {session_id!r} already has an owner.") from None
-        self._remember(session_id, principal)
+        self._cache.remember(session_id, principal)
 
     async def owner(self, session_id: str) -> str | None:
         """See `OwnerStore.owner`."""
@@ -58,7 +50,7 @@ class PostgresOwners:
             row = await cursor.fetchone()
         if row is None:
             return None
-        self._remember(session_id, str(row[0]))
+        self._cache.remember(session_id, str(row[0]))
         return str(row[0])
 
     async def aclose(self) -> None:

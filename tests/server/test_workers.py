@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -19,9 +18,9 @@ import anyio
 import httpx
 import pytest
 from anyio.abc import Process
-from anyio.streams.text import TextReceiveStream
 
-from tests.conftest import HITL_APP, REPO
+from tests.conftest import HITL_APP
+from tests.server.helpers import eve_serve
 
 pytestmark = pytest.mark.anyio
 
@@ -88,29 +87,8 @@ async def worker(
     app: Path, store: str, *extra: str, env: dict[str, str] | None = None
 ) -> AsyncIterator[tuple[str, Process]]:
     """One `eve-py serve` process on a free port; yields its API URL and the process."""
-    environ = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"} | (env or {})
-    command = [sys.executable, "-m", "eve_py", "serve", str(app), "--model", "mock", "--port", "0"]
-    command += ["--store", store, "--log-level", "warning", *extra]
-    process = await anyio.open_process(command, cwd=REPO, env=environ, stderr=None)
-    try:
-        assert process.stdout is not None
-        buffered, url = "", None
-        with anyio.fail_after(30):
-            async for chunk in TextReceiveStream(process.stdout):
-                buffered += chunk
-                url = next(
-                    (line.split()[2] for line in buffered.splitlines() if line.startswith("listening on ")), None
-                )
-                if url is not None:
-                    break
-        assert url is not None, buffered
-        yield url.rstrip("/") + API, process
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGINT)
-            with anyio.fail_after(15):
-                await process.wait()
-        await process.aclose()
+    async with eve_serve(store, None, *extra, app=app, env=env) as (url, process, _):
+        yield url + API, process
 
 
 async def post(url: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
