@@ -2,14 +2,13 @@
 
 ```
 eve-py serve APP_DIR [--host 127.0.0.1] [--port 8000] [--model mock|provider/model] [--store PATH|URL]
-                     [--workers N] [--lease-s SECONDS]
+                     [--workers N] [--lease-s SECONDS] [--recheck-s SECONDS]
 ```
 
 `--store` (else `EVE_STORE`) takes a SQLite file or a `postgresql://` URL. `--workers N` runs
-N server processes on one listening socket, each with its own event loop: the parent binds the
-port, starts `python -m eve_py serve ... --listen-fd FD` N times and forwards SIGINT/SIGTERM to
-them. On PostgreSQL they cooperate fully (see docs/deploy.md); on a SQLite file a stream served
-by one worker sees another worker's turn only when it re-reads the store.
+N server processes on one listening socket, each with its own event loop (see
+`eve_py.cli.workers`). On PostgreSQL they cooperate fully (see docs/deploy.md); on a SQLite
+file a stream served by one worker sees another worker's turn only when it re-reads the store.
 
 Bearer tokens come from `EVE_API_TOKEN` (comma-separated for several principals). Without
 one the server has no authentication, so it listens on loopback only and says so; a
@@ -25,7 +24,6 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -36,6 +34,7 @@ from typing import Any
 import anyio
 
 from eve_py.agent import load_agent, load_mock_model
+from eve_py.cli.workers import supervise
 from eve_py.errors import UsageError
 from eve_py.harness.runtime import Runtime
 from eve_py.models.base import Model
@@ -227,33 +226,13 @@ def _banner(what: str, sock: socket.socket, tokens: Sequence[str]) -> None:
 
 
 def _supervise(args: argparse.Namespace, spec: str, agent_name: str) -> int:
-    """`--workers N`: bind once, run N worker processes on the socket, forward SIGINT/SIGTERM to them."""
+    """`--workers N`: bind once, then run the workers (see `eve_py.cli.workers`)."""
     from eve_py.server.auth import tokens_from_env
 
     sock = _bind(args.host, args.port)
     command = [sys.executable, "-m", "eve_py", "serve", str(args.app_dir), "--host", args.host, "--store", spec]
-    command += ["--listen-fd", str(sock.fileno()), "--lease-s", str(args.lease_s), "--recheck-s", str(args.recheck_s)]
-    command += ["--log-level", args.log_level]
+    command += ["--lease-s", str(args.lease_s), "--recheck-s", str(args.recheck_s), "--log-level", args.log_level]
     command += ["--model", args.model] if args.model else []
     command += ["--access-log"] if args.access_log else []
-    workers = [subprocess.Popen(command, pass_fds=(sock.fileno(),)) for _ in range(args.workers)]
     _banner(f"{agent_name}: {args.workers} workers; sessions in {_shown_store(spec)}", sock, tokens_from_env())
-
-    stopping = False
-
-    def forward(signum: int, frame: FrameType | None) -> None:
-        nonlocal stopping
-        stopping = True
-        for worker in workers:
-            if worker.poll() is None:
-                worker.send_signal(signal.SIGTERM)
-
-    previous = {number: signal.signal(number, forward) for number in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        codes = [worker.wait() for worker in workers]
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-        sock.close()
-    # A worker still starting when told to stop dies of the SIGTERM itself: that is a clean stop too.
-    return 0 if all(code == 0 or (stopping and code == -signal.SIGTERM) for code in codes) else 1
+    return supervise(command, sock, args.workers)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -18,6 +19,7 @@ import anyio
 import httpx
 import pytest
 from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
 
 from tests.conftest import HITL_APP
 from tests.server.helpers import eve_serve
@@ -217,11 +219,27 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-async def test_serve_workers_runs_that_many_processes_on_one_port_and_stops_them_all(postgres_url: str) -> None:
-    async with worker(HITL_APP, postgres_url, "--workers", "2") as (url, parent):
-        session_id, [request] = await start_session(url, "help me pick a template")  # once the workers serve
+async def test_serve_workers_runs_that_many_processes_replaces_a_killed_one_and_stops_them_all(
+    postgres_url: str,
+) -> None:
+    async with eve_serve(postgres_url, None, "--workers", "2") as (base, parent, _):
+        url = base + API
+        await start_session(url, "help me pick a template")  # once the workers serve
+        first = children_of(parent.pid)
+        assert len(first) == 2
+
+        os.kill(first[0], signal.SIGKILL)
+        assert parent.stdout is not None
+        with anyio.fail_after(30):
+            seen = ""
+            async for chunk in TextReceiveStream(parent.stdout):  # the replacement says it is ready
+                seen += chunk
+                if any(int(pid) not in first for pid in re.findall(r"worker (\d+) ready\n", seen)):
+                    break
         workers = children_of(parent.pid)
-        assert len(workers) == 2
+        assert len(workers) == 2 and first[1] in workers and first[0] not in workers
+
+        session_id, [request] = await start_session(url, "help me pick a template")
         answer = {"inputResponses": [{"requestId": request["requestId"], "value": PICK}]}
         assert (await post(url, f"/session/{session_id}", answer)).status_code == 202
         events = await read_until(url, session_id, 0, lambda e: e["type"] == "turn.completed")
