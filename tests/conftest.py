@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
+from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
+from eve_py.sessions.postgres import PostgresSessionStore
+from tests.postgres import PostgresServer
 
 REPO = Path(__file__).resolve().parent.parent
 HITL_APP = REPO / "fixtures" / "agent-tools-hitl"
@@ -33,3 +39,44 @@ def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the session (Debian's `postgresql` package; scripts/test.sh installs it)."""
+    server = PostgresServer.create()
+    if server is None:
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is not installed (apt-get install postgresql); scripts/test.sh installs it")
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """A new database of its own for the test, migrated to eve-py's schema."""
+    return postgres_server.database()
+
+
+STORE_KINDS = ("memory", "sqlite", "postgres")
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    """A fresh session store of each kind: memory, a SQLite file, a PostgreSQL database."""
+    made: SessionStore
+    if request.param == "memory":
+        made = MemorySessionStore()
+    elif request.param == "sqlite":
+        made = SQLiteSessionStore(tmp_path / "s.db")
+    else:
+        url = request.getfixturevalue("postgres_url")
+        made = await PostgresSessionStore.open(url, max_size=2)
+    try:
+        yield made
+    finally:
+        await made.aclose()

@@ -24,7 +24,7 @@ from eve_py.harness.turn_result import TurnResult
 from eve_py.harness.writes import Committed
 from eve_py.models.base import Model
 from eve_py.parking.requests import InputRequest, InputResponse
-from eve_py.sessions.sqlite import SQLiteSessionStore
+from eve_py.sessions.opening import open_store, store_spec
 
 __all__ = ("continue_command", "run_chat")
 
@@ -132,7 +132,7 @@ async def run_chat(args: argparse.Namespace, model: Model | str | None) -> int:
         for event in committed.events:
             render(event)
 
-    store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
+    store = await open_store(store_spec(args.store, args.app_dir))
     runtime = Runtime(agent, model=model, store=store, on_event=listen)
     session: Session | None = None
     try:

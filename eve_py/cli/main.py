@@ -4,12 +4,16 @@
 eve-py --version
 eve-py init [DIR] [--force]  (see cli/init.py)
 eve-py build APP_DIR [--import-timeout SECONDS]
-eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH]
-eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH]
+eve-py chat APP_DIR [--model mock|provider/model] [--session ID] [--store PATH|URL]
+eve-py run APP_DIR [MESSAGE] [--answers FILE] [--json] [--model ...] [--session ID] [--store PATH|URL]
 eve-py eval APP_DIR [--model ...] [--tag T] [--junit PATH] [--json] [--max-concurrency N] [--list]  (see cli/evals.py)
-eve-py serve APP_DIR [--host H] [--port P] [--model mock|provider/model] [--store PATH]
+eve-py serve APP_DIR [--host H] [--port P] [--model mock|provider/model] [--store PATH|URL] [--workers N]
 eve-py mcp APP_DIR [--http [--host H] [--port P]]  (see cli/mcp.py)
+eve-py store migrate URL | eve-py store copy FROM TO  (see cli/store.py)
 ```
+
+`--store` takes a SQLite file or a `postgresql://` URL; without it `EVE_STORE`, else
+`APP_DIR/.eve/sessions.db`.
 
 `run` without MESSAGE continues the session given by `--session` (a parked one gets the
 answers file's answers).
@@ -44,6 +48,7 @@ from eve_py.cli.mcp import add_mcp_parser, run_mcp_command
 from eve_py.cli.prompts import describe_answer
 from eve_py.cli.render import Renderer, say, showing_retries
 from eve_py.cli.serve import add_serve_parser, serve
+from eve_py.cli.store import add_store_parser, run_store_command
 from eve_py.compiler.app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, InvalidAnswerError, SessionError, UsageError
 from eve_py.events import dump_event
@@ -53,7 +58,7 @@ from eve_py.harness.writes import Committed
 from eve_py.models.base import Model
 from eve_py.parking.answers import check_response
 from eve_py.parking.requests import InputRequest, InputResponse
-from eve_py.sessions.sqlite import SQLiteSessionStore
+from eve_py.sessions.opening import open_store, store_spec
 
 __all__ = ("main",)
 
@@ -72,6 +77,9 @@ def _seconds(text: str) -> float:
     return value
 
 
+STORE_HELP = (
+    "where sessions are kept: a SQLite file, or a postgresql:// URL (default $EVE_STORE, else APP_DIR/.eve/sessions.db)"
+)
 APP_DIR_HELP = "the app folder, holding agent/ (agent.py, tools/*.py) and optionally evals/"
 
 _EXAMPLES = """\
@@ -118,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
             '"anthropic:MODEL" or "openai:MODEL"; overrides EVE_MODEL and the agent\'s own model',
         )
         command.add_argument("--session", help="continue this session id (e.g. one that is parked)")
-        command.add_argument("--store", type=Path, help="SQLite file for sessions (default APP_DIR/.eve/sessions.db)")
+        command.add_argument("--store", help=STORE_HELP)
 
     chat = commands.add_parser("chat", help="chat with an app in the terminal, answering its questions")
     runtime_options(chat)
@@ -132,6 +140,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_serve_parser(commands)
     add_mcp_parser(commands)
+    add_store_parser(commands)
     return parser
 
 
@@ -152,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(args)
         if args.command == "mcp":
             return run_mcp_command(args)
+        if args.command == "store":
+            return run_store_command(args)
         with showing_retries():
             return anyio.run(_run, args)
     except CompileError as exc:
@@ -247,7 +258,7 @@ async def _run(args: argparse.Namespace) -> int:
             else:
                 render(event)
 
-    store = await SQLiteSessionStore.open(args.store or args.app_dir / ".eve" / "sessions.db")
+    store = await open_store(store_spec(args.store, args.app_dir))
     runtime = Runtime(agent, model=_model(args), store=store, on_event=listen)
     try:
         session = await _open(args, runtime)

@@ -44,6 +44,7 @@ from eve_py.events.payloads import (
 from eve_py.harness.calls import run_step_calls
 from eve_py.harness.conversation import Conversation, ConversationCache
 from eve_py.harness.deltas import DeltaWriter
+from eve_py.harness.heartbeat import LeaseKeeper
 from eve_py.harness.settling import settle
 from eve_py.harness.structured import structured_result
 from eve_py.harness.turn_result import TurnResult, TurnStatus
@@ -77,7 +78,7 @@ class TurnDriver:
         self._max_steps = max_steps
         self._streams = listener is not None
         self.writer = Writer(
-            store,
+            LeaseKeeper(store, lease_s),
             listener=listener,
             lease_s=lease_s,
             conversations=conversations if conversations is not None else ConversationCache(size=1),
@@ -117,8 +118,11 @@ class TurnDriver:
             PairingError: The conversation would break the pairing rule (nothing is sent).
             SessionConflictError: Another writer changed the session meanwhile.
         """
+        keeper = self.writer.store
+        assert isinstance(keeper, LeaseKeeper)
         try:
-            return await self._drive(record)
+            async with keeper.beating():  # heartbeat: a slow step keeps its lease
+                return await self._drive(record)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._cancelled(record.id)

@@ -43,8 +43,9 @@ class Runtime:
         store: Where sessions live; defaults to a new `MemorySessionStore`.
         max_steps: Most model steps a turn takes in a row without a person's input (an answered
             batch starts the count again); defaults to the agent's `max_steps`.
-        lease_s: How long a running turn's worker counts as alive after its last write, in
-            seconds; `resume()` elsewhere takes the turn over only after that.
+        lease_s: How long a running turn's worker counts as alive after its last write or
+            heartbeat (every `lease_s / 3` while a step runs), in seconds; `resume()` elsewhere
+            takes the turn over only after that.
         on_event: Called with each committed write (`Committed`: session id, the log index of its
             first event, its events) right after it is stored (sync or async).
 

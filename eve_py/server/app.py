@@ -40,6 +40,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -59,6 +60,7 @@ from eve_py.errors import (
 from eve_py.events import InputResolved, TurnStarted, new_id
 from eve_py.harness.runtime import Runtime
 from eve_py.server.auth import Authenticator, tokens_from_env
+from eve_py.server.feed import follow_feed
 from eve_py.server.guard import guard_middleware
 from eve_py.server.hub import Hub
 from eve_py.server.info import agent_info, health
@@ -76,6 +78,7 @@ from eve_py.server.wire import (
     parse_body,
     too_large,
 )
+from eve_py.sessions.feed import SessionFeed
 from eve_py.sessions.record import SessionRecord
 
 __all__ = ("API_PREFIX", "STATIC_DIR", "STREAM_VERSION", "create_app")
@@ -114,8 +117,9 @@ def create_app(
             or memory for a `MemorySessionStore`.
         max_body_bytes: Larger request bodies get 413.
         recheck_s: How often a stream following a turn that this process does not run (another
-            server on the same store) re-reads the store, in seconds. Turns run here wake their
-            readers at once.
+            server on the same store) re-reads the store, in seconds, and finishes that turn if
+            its worker died. Turns run here wake their readers at once, and so do other
+            processes' commits on a store with a `SessionFeed` (PostgreSQL).
         stream_lease_s: A stream with nothing new for this long ends (the client reconnects from
             its cursor); below eve's client's 15 s idle timeout.
         shutdown_grace_s: On shutdown, how long running turns may go on before they are cancelled.
@@ -147,8 +151,13 @@ def create_app(
             # `eve-py serve` refuses other hosts; an app served another way must be told too.
             _log.warning("no API token configured: every request is accepted; listen on loopback only")
         try:
-            async with api.runner.running(grace_s=shutdown_grace_s):
-                yield
+            async with api.runner.running(grace_s=shutdown_grace_s), anyio.create_task_group() as feeds:
+                if isinstance(runtime.store, SessionFeed):
+                    await feeds.start(follow_feed, runtime.store, api.hub, api.runner)
+                try:
+                    yield
+                finally:
+                    feeds.cancel_scope.cancel()
         finally:
             api.closing = True
             if owns_owners:
@@ -340,6 +349,14 @@ class _Api:
         # Of several servers recovering at once, resume()'s claim lets exactly one run it.
         self.runner.spawn(session, lambda s: s.resume())
 
+    async def _recover_quiet(self, session_id: str) -> None:
+        """A stream saw nothing for a while: finish the session's turn if its worker died meanwhile."""
+        if not self.closing and not self.runner.busy(session_id):
+            try:
+                await self._recover(await self.runtime.store.load(session_id))
+            except ApiError:
+                pass  # shutting down: the next server on the store recovers it
+
     def _settled(self, record: SessionRecord) -> bool:
         """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""
         if self.runner.busy(record.id):
@@ -448,6 +465,10 @@ class _Api:
             cancelled = await self.runner.cancel(session_id, body.turn_id)
         else:
             cancelled = await (await self.runtime.get_session(session_id)).cancel()
+        store = self.runtime.store
+        if not cancelled and isinstance(store, SessionFeed) and record.status == "running" and record.lease_held():
+            await store.request_cancel(session_id)  # the worker running the turn stops it
+            cancelled = True
         if cancelled:
             return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
         return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
@@ -510,6 +531,7 @@ class _Api:
             recheck_s=self.recheck_s,
             closing=lambda: self.closing,
             unsubscribe=self.hub.unsubscribe,
+            on_quiet=lambda: self._recover_quiet(session_id),
         )
         body = reader.lines(start, stop=None if follow else tail + 1, control=query.get("streamControlVersion") == "1")
         headers = stream_headers(session_id, start, tail if with_tail else None)

@@ -6,12 +6,14 @@ in process memory, so a restarted server still knows it:
 
 - `SQLiteOwners`: a table `eve_server_owners` in a SQLite file (by default the session
   store's own file, through a separate connection).
+- `PostgresOwners` (`eve_py.server.pg_owners`): a table of a PostgreSQL store's database.
 - `MemoryOwners`: a dict, for servers on a `MemorySessionStore` (which is in memory anyway).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -26,7 +28,7 @@ from eve_py.sessions.memory import MemorySessionStore
 from eve_py.sessions.sqlite import SQLiteSessionStore
 from eve_py.sessions.store import SessionStore
 
-__all__ = ("MemoryOwners", "OwnerStore", "SQLiteOwners", "owners_for")
+__all__ = ("MemoryOwners", "OwnerCache", "OwnerStore", "SQLiteOwners", "owners_for")
 
 _T = TypeVar("_T")
 
@@ -81,6 +83,29 @@ CREATE TABLE IF NOT EXISTS eve_server_owners (
 """
 
 
+class OwnerCache:
+    """The most recently used owners, in memory (ownership never changes, so they never go stale).
+
+    Args:
+        size: How many owners to keep.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._owners: OrderedDict[str, str] = OrderedDict()
+        self._size = size
+
+    def get(self, session_id: str) -> str | None:
+        """The cached owner, or None."""
+        return self._owners.get(session_id)
+
+    def remember(self, session_id: str, principal: str) -> None:
+        """Keep the owner, dropping the least recently remembered one beyond `size`."""
+        self._owners[session_id] = principal
+        self._owners.move_to_end(session_id)
+        while len(self._owners) > self._size:
+            self._owners.popitem(last=False)
+
+
 class SQLiteOwners:
     """Ownership in a SQLite table; owners found are cached (ownership never changes).
 
@@ -98,8 +123,7 @@ class SQLiteOwners:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
-        self._cache: OrderedDict[str, str] = OrderedDict()
-        self._cache_size = cache_size
+        self._cache = OwnerCache(cache_size)
 
     async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         def locked() -> _T:
@@ -107,12 +131,6 @@ class SQLiteOwners:
                 return fn(self._db)
 
         return await anyio.to_thread.run_sync(locked)
-
-    def _remember(self, session_id: str, principal: str) -> None:
-        self._cache[session_id] = principal
-        self._cache.move_to_end(session_id)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
 
     async def claim(self, session_id: str, principal: str) -> None:
         """See `OwnerStore.claim`."""
@@ -127,7 +145,7 @@ class SQLiteOwners:
                 raise SessionConflictError(f"Session {session_id!r} already has an owner.") from None
 
         await self._run(write)
-        self._remember(session_id, principal)
+        self._cache.remember(session_id, principal)
 
     async def owner(self, session_id: str) -> str | None:
         """See `OwnerStore.owner`."""
@@ -141,7 +159,7 @@ class SQLiteOwners:
 
         found = await self._run(read)
         if found is not None:
-            self._remember(session_id, found)
+            self._cache.remember(session_id, found)
         return found
 
     async def aclose(self) -> None:
@@ -150,7 +168,7 @@ class SQLiteOwners:
 
 
 def owners_for(store: SessionStore) -> OwnerStore:
-    """The default owner store for a session store: its SQLite file, or memory for memory.
+    """The default owner store for a session store: its SQLite file or PostgreSQL database, or memory.
 
     Raises:
         UsageError: The store is of another kind; pass `owners=` to `create_app` yourself.
@@ -159,6 +177,12 @@ def owners_for(store: SessionStore) -> OwnerStore:
         return SQLiteOwners(store.path)
     if isinstance(store, MemorySessionStore):
         return MemoryOwners()
+    if "eve_py.sessions.postgres" in sys.modules:  # a PostgreSQL store exists only once its module is loaded
+        from eve_py.server.pg_owners import PostgresOwners
+        from eve_py.sessions.postgres import PostgresSessionStore
+
+        if isinstance(store, PostgresSessionStore):
+            return PostgresOwners(store)
     raise UsageError(
         f"create_app() cannot keep session owners beside a {type(store).__name__}; pass owners= "
         "(an OwnerStore such as SQLiteOwners(path)) so ownership survives a restart"

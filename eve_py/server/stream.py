@@ -1,8 +1,9 @@
 """The NDJSON event stream of one session, as eve 0.80.1 serves it: headers, cursor, following, leases.
 
 A reader gets the stored events from its `startIndex`, then live ones as they are committed
-(the hub wakes it; other processes' commits are found by re-reading every `recheck_s`
-seconds). The response ends at the stored tail (`follow=false`), after a terminal
+(the hub wakes it, for other processes' commits too on a store with a feed; without one,
+those are found by re-reading every `recheck_s` seconds, when a turn whose worker died is also
+taken over). The response ends at the stored tail (`follow=false`), after a terminal
 `session.completed` / `session.failed`, or after `lease_s` quiet seconds, when a reader that
 asked for eve's control records (`streamControlVersion=1`) gets `stream.lease-ended` first. A
 client then reconnects from its cursor, as eve's does; every line is a stored event, so the
@@ -12,7 +13,7 @@ cursor is simply the number of lines read.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
 
@@ -68,6 +69,8 @@ class StreamReader:
         recheck_s: How often to re-read the store without a wake (commits of other processes).
         closing: Whether the server is shutting down (the response then ends).
         unsubscribe: Called with `subscriber` when the response ends.
+        on_quiet: Awaited each time `recheck_s` passed without a wake (the server checks then
+            whether the turn's worker died, and finishes its turn).
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class StreamReader:
         recheck_s: float,
         closing: Callable[[], bool],
         unsubscribe: Callable[[Subscriber], None],
+        on_quiet: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._store = store
         self._subscriber = subscriber
@@ -86,6 +90,7 @@ class StreamReader:
         self._recheck_s = recheck_s
         self._closing = closing
         self._unsubscribe = unsubscribe
+        self._on_quiet = on_quiet
 
     async def lines(self, start: int, *, stop: int | None, control: bool) -> AsyncIterator[bytes]:
         """NDJSON from index `start` (to `stop`, exclusive, when bounded), then live, until the response ends."""
@@ -108,6 +113,8 @@ class StreamReader:
                     if control:
                         yield _LEASE_ENDED
                     return
-                await self._subscriber.wait(min(self._recheck_s, left))
+                woken = await self._subscriber.wait(min(self._recheck_s, left))
+                if not woken and self._on_quiet is not None:
+                    await self._on_quiet()
         finally:
             self._unsubscribe(self._subscriber)

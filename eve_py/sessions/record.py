@@ -122,7 +122,7 @@ class Lease(WireModel):
 
     owner: str
     expires_at: float
-    """Unix time in seconds; renewed by every write the owner makes."""
+    """Unix time in seconds; renewed by every write the owner makes, and by its heartbeat while a step runs."""
     takeover: bool = False
     """The owner took the turn over from a stopped worker (`resume`): `resume(force=True)`
     elsewhere is refused while this lease holds, so of racing recoveries only one runs anything."""

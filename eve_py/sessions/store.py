@@ -20,7 +20,10 @@ __all__ = ("SessionStore",)
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """Durable storage for sessions. Implementations: `MemorySessionStore`, `SQLiteSessionStore`."""
+    """Durable storage for sessions.
+
+    Implementations: `MemorySessionStore`, `SQLiteSessionStore`, `PostgresSessionStore`.
+    """
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """Store a new session (version 0 → 1) with its first events.

@@ -155,14 +155,19 @@ class GatedModel:
 
 
 @asynccontextmanager
-async def eve_serve(store: Path, token: str | None, *extra: str) -> AsyncIterator[tuple[str, Process, list[str]]]:
-    """Start `python -m eve_py serve` on port 0; yield its URL (from its own output), the process, stdout."""
-    env = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"}
+async def eve_serve(
+    store: Path | str, token: str | None, *extra: str, app: Path = HITL_APP, env: dict[str, str] | None = None
+) -> AsyncIterator[tuple[str, Process, list[str]]]:
+    """Start `python -m eve_py serve` on port 0; yield its URL (from its own output), the process, stdout.
+
+    `store` is a SQLite file or a PostgreSQL URL; `env` is added to this process's environment.
+    """
+    environ = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"} | (env or {})
     if token is not None:
-        env["EVE_API_TOKEN"] = token
-    command = [sys.executable, "-m", "eve_py", "serve", str(HITL_APP), "--model", "mock", "--port", "0"]
+        environ["EVE_API_TOKEN"] = token
+    command = [sys.executable, "-m", "eve_py", "serve", str(app), "--model", "mock", "--port", "0"]
     command += ["--store", str(store), "--log-level", "warning", *extra]
-    process = await anyio.open_process(command, cwd=REPO, env=env)
+    process = await anyio.open_process(command, cwd=REPO, env=environ)
     lines: list[str] = []
     try:
         assert process.stdout is not None

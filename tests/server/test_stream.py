@@ -41,60 +41,54 @@ async def completed_session(client: httpx.AsyncClient) -> tuple[str, list[dict[s
     return session_id, await read_stream(client, session_id, 0, follow=False)
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-async def test_replay_from_any_start_index_positive_or_negative(hitl_agent: Agent, tmp_path: Path, kind: str) -> None:
-    async with store_of(kind, tmp_path) as store:
-        async with serve(hitl_runtime(hitl_agent, store=store)) as served, served.client() as client:
-            session_id, everything = await completed_session(client)
-            count = len(everything)
-            assert count == (await store.load(session_id)).event_count == 17
-            assert everything[-1]["type"] == "session.waiting"
-            ids = [event["meta"]["id"] for event in everything]
+async def test_replay_from_any_start_index_positive_or_negative(hitl_agent: Agent, store: SessionStore) -> None:
+    async with serve(hitl_runtime(hitl_agent, store=store)) as served, served.client() as client:
+        session_id, everything = await completed_session(client)
+        count = len(everything)
+        assert count == (await store.load(session_id)).event_count == 17
+        assert everything[-1]["type"] == "session.waiting"
+        ids = [event["meta"]["id"] for event in everything]
 
-            for start in (0, 1, 5, count - 1):
-                replay = await read_stream(client, session_id, start, follow=False)
-                assert [e["meta"]["id"] for e in replay] == ids[start:]
-            for back in (1, 3, count):
-                replay = await read_stream(client, session_id, -back, follow=False)
-                assert [e["meta"]["id"] for e in replay] == ids[-back:]
-            assert await read_stream(client, session_id, -(count + 50), follow=False) == everything  # from the start
-            assert await read_stream(client, session_id, count, follow=False) == []  # nothing after the tail
-            assert await read_stream(client, session_id, count + 10, follow=False) == []
+        for start in (0, 1, 5, count - 1):
+            replay = await read_stream(client, session_id, start, follow=False)
+            assert [e["meta"]["id"] for e in replay] == ids[start:]
+        for back in (1, 3, count):
+            replay = await read_stream(client, session_id, -back, follow=False)
+            assert [e["meta"]["id"] for e in replay] == ids[-back:]
+        assert await read_stream(client, session_id, -(count + 50), follow=False) == everything  # from the start
+        assert await read_stream(client, session_id, count, follow=False) == []  # nothing after the tail
+        assert await read_stream(client, session_id, count + 10, follow=False) == []
 
-            params: dict[str, str | int] = {"startIndex": -3, "includeTailIndex": "1"}
-            async with client.stream("GET", f"/session/{session_id}/stream", params=params) as response:
-                assert response.headers["x-eve-start-index"] == str(count - 3)
-                assert response.headers["x-eve-stream-tail-index"] == str(count - 1)
+        params: dict[str, str | int] = {"startIndex": -3, "includeTailIndex": "1"}
+        async with client.stream("GET", f"/session/{session_id}/stream", params=params) as response:
+            assert response.headers["x-eve-start-index"] == str(count - 3)
+            assert response.headers["x-eve-stream-tail-index"] == str(count - 1)
 
-            for bad_start in ("two", "1.5", str(2**63), str(-(2**53))):
-                bad = await client.get(f"/session/{session_id}/stream", params={"startIndex": bad_start})
-                assert bad.status_code == 400, bad_start
-                assert bad.json() == {
-                    "ok": False,
-                    "error": "Expected startIndex to be an integer.",
-                    "code": "bad_request",
-                }
+        for bad_start in ("two", "1.5", str(2**63), str(-(2**53))):
+            bad = await client.get(f"/session/{session_id}/stream", params={"startIndex": bad_start})
+            assert bad.status_code == 400, bad_start
+            assert bad.json() == {
+                "ok": False,
+                "error": "Expected startIndex to be an integer.",
+                "code": "bad_request",
+            }
 
 
-async def test_store_read_events_agree_on_negative_start(tmp_path: Path) -> None:
-    """Both stores read `[start, stop)` by index; a negative start means index 0, not Python slicing."""
+async def test_store_read_events_agree_on_negative_start(store: SessionStore) -> None:
+    """Every store reads `[start, stop)` by index; a negative start means index 0, not Python slicing."""
     from eve_py.events import TurnStarted, new_event
     from eve_py.events.payloads import TurnStartedData
     from eve_py.sessions import SessionRecord
 
-    for kind in ("memory", "sqlite"):
-        async with store_of(kind, tmp_path) as store:
-            events = [new_event(TurnStartedData(sequence=n, turn_id=f"t{n}")) for n in range(5)]
-            await store.create(SessionRecord(id=f"s-{kind}", created_at="t", updated_at="t"), events)
+    events = [new_event(TurnStartedData(sequence=n, turn_id=f"t{n}")) for n in range(5)]
+    await store.create(SessionRecord(id="s-1", created_at="t", updated_at="t"), events)
 
-            async def numbers(*window: int, session: str = f"s-{kind}") -> list[int]:
-                return [
-                    e.data.sequence for e in await store.read_events(session, *window) if isinstance(e, TurnStarted)
-                ]
+    async def numbers(*window: int) -> list[int]:
+        return [e.data.sequence for e in await store.read_events("s-1", *window) if isinstance(e, TurnStarted)]
 
-            assert await numbers(-2) == [0, 1, 2, 3, 4]
-            assert await numbers(1, 3) == [1, 2]
-            assert await numbers(3, 10) == [3, 4]
+    assert await numbers(-2) == [0, 1, 2, 3, 4]
+    assert await numbers(1, 3) == [1, 2]
+    assert await numbers(3, 10) == [3, 4]
 
 
 async def follow(lines: AsyncIterator[str], until: str = "session.waiting") -> list[dict[str, Any]]:

@@ -28,9 +28,7 @@ def test_a_file_of_an_older_schema_is_refused_and_left_untouched(tmp_path: Path)
     assert path.read_bytes() == before
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-async def test_the_record_stays_small_and_the_logs_only_grow(tmp_path: Path, kind: str) -> None:
-    store: SessionStore = SQLiteSessionStore(tmp_path / "s.db") if kind == "sqlite" else MemorySessionStore()
+async def test_the_record_stays_small_and_the_logs_only_grow(store: SessionStore) -> None:
     runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
     session = await runtime.create_session()
     sizes: list[int] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ from eve_py import (
 from eve_py.agent import load_mock_model
 from eve_py.events import Event, MessageCompleted, TurnFailed
 from eve_py.models.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
-from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
+from eve_py.sessions import SessionRecord, SessionStore, SQLiteSessionStore
+from eve_py.sessions.postgres import PostgresSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
 
@@ -94,13 +95,13 @@ async def test_a_session_parked_in_another_process_resumes_here(tmp_path: Path) 
     await store.aclose()
 
 
-async def test_a_parked_session_resumes_from_a_new_runtime_on_the_same_file(tmp_path: Path) -> None:
-    first_store = SQLiteSessionStore(tmp_path / "s.db")
+async def test_a_parked_session_resumes_from_a_new_runtime_on_the_same_store(reopen: Reopen) -> None:
+    first_store = await reopen()
     session = await runtime_on(first_store).create_session()
     [request] = (await session.send("help me pick a template")).input_requests
     await first_store.aclose()
 
-    store = SQLiteSessionStore(tmp_path / "s.db")
+    store = await reopen()
     again = await runtime_on(store).get_session(session.id)
     done = await again.respond([InputResponse(request_id=request.request_id, value=PICK)])
 
@@ -152,13 +153,10 @@ class BarrierStore:
         await self.inner.aclose()
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_written(
-    kind: str, tmp_path: Path
-) -> None:
-    inner: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
-    store = BarrierStore(inner, parties=2)
-    runtime = runtime_on(store)
+async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_written(store: SessionStore) -> None:
+    inner = store
+    barrier = BarrierStore(inner, parties=2)
+    runtime = runtime_on(barrier)
     session = await runtime.create_session()
     [request] = (await session.send("help me pick a template")).input_requests
     outcomes: list[object] = []
@@ -174,7 +172,7 @@ async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_wr
         except SessionError as exc:
             outcomes.append(exc)
 
-    store.armed = True
+    barrier.armed = True
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
             group.start_soon(answer, "tpl_red")
@@ -193,15 +191,36 @@ async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_wr
     await inner.aclose()
 
 
+Reopen = Callable[[], Awaitable[SessionStore]]
+"""Opens a new store on the same database, as a restarted process would."""
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> Reopen:
+    """A durable store that can be opened again after a "crash": a SQLite file or a PostgreSQL database."""
+    if request.param == "sqlite":
+
+        async def sqlite() -> SessionStore:
+            return SQLiteSessionStore(tmp_path / "s.db")
+
+        return sqlite
+    url = request.getfixturevalue("postgres_url")
+
+    async def postgres() -> SessionStore:
+        return await PostgresSessionStore.open(url, max_size=2)
+
+    return postgres
+
+
 class Crash(BaseException):
     """Stands in for the process dying (not an Exception, so nothing in eve-py catches it)."""
 
 
 class CrashingStore:
-    """A real SQLite store that dies before the `crash_on`-th commit after arming (nothing is written)."""
+    """A real store that dies before the `crash_on`-th commit after arming (nothing is written)."""
 
-    def __init__(self, path: Path, crash_on: int) -> None:
-        self.inner = SQLiteSessionStore(path)
+    def __init__(self, inner: SessionStore, crash_on: int) -> None:
+        self.inner = inner
         self.crash_on = crash_on
         self.commits = 0
         self.armed = False
@@ -236,10 +255,10 @@ class CrashingStore:
         await self.inner.aclose()
 
 
-async def die_answering(db: Path, crash_on: int, *, lease_s: float = 120.0) -> tuple[str, InputRequest]:
+async def die_answering(reopen: Reopen, crash_on: int, *, lease_s: float = 120.0) -> tuple[str, InputRequest]:
     """Park the template question, then answer it in a worker that dies before its `crash_on`-th
     write after the answer (write 1 accepts the answer). Returns the session id and the request."""
-    crashing = CrashingStore(db, crash_on)
+    crashing = CrashingStore(await reopen(), crash_on)
     session = await runtime_on(crashing, lease_s=lease_s).create_session()
     [request] = (await session.send("help me pick a template")).input_requests
     crashing.armed = True
@@ -251,14 +270,13 @@ async def die_answering(db: Path, crash_on: int, *, lease_s: float = 120.0) -> t
 
 @pytest.mark.parametrize("crash_on", [2, 3])
 async def test_a_crash_after_the_answer_is_stored_loses_nothing_and_duplicates_nothing(
-    tmp_path: Path, crash_on: int
+    reopen: Reopen, crash_on: int
 ) -> None:
     """Commit 1 stores the answer; 2 the parked step's results with the `note` step; 3 the final text."""
-    db = tmp_path / "s.db"
     # The dying worker's lease is over at once, so a restarted worker may take the turn over.
-    session_id, request = await die_answering(db, crash_on, lease_s=0)
+    session_id, request = await die_answering(reopen, crash_on, lease_s=0)
 
-    store = SQLiteSessionStore(db)
+    store = await reopen()
     restarted = await runtime_on(store).get_session(session_id)
     assert restarted.status == "running"
     with pytest.raises(RequestAlreadyAnsweredError, match=r"call resume\(\)"):
@@ -277,8 +295,7 @@ async def test_a_crash_after_the_answer_is_stored_loses_nothing_and_duplicates_n
     await store.aclose()
 
 
-async def test_resume_on_a_waiting_or_idle_session_changes_nothing(tmp_path: Path) -> None:
-    store = SQLiteSessionStore(tmp_path / "s.db")
+async def test_resume_on_a_waiting_or_idle_session_changes_nothing(store: SessionStore) -> None:
     runtime = runtime_on(store)
     session = await runtime.create_session()
     parked = await session.send("help me pick a template")
@@ -294,9 +311,7 @@ async def test_resume_on_a_waiting_or_idle_session_changes_nothing(tmp_path: Pat
     await store.aclose()
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-async def test_a_conversation_that_breaks_pairing_is_never_sent(kind: str, tmp_path: Path) -> None:
-    store: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
+async def test_a_conversation_that_breaks_pairing_is_never_sent(store: SessionStore) -> None:
     model = MockModel(lambda request: "unreachable")
     runtime = Runtime(load_agent(HITL_APP), model=model, store=store)
     session = await runtime.create_session()
@@ -316,9 +331,8 @@ async def test_a_conversation_that_breaks_pairing_is_never_sent(kind: str, tmp_p
     await store.aclose()
 
 
-async def test_a_crash_while_a_new_message_dismisses_a_batch_leaves_the_batch_parked(tmp_path: Path) -> None:
-    db = tmp_path / "s.db"
-    crashing = CrashingStore(db, crash_on=1)
+async def test_a_crash_while_a_new_message_dismisses_a_batch_leaves_the_batch_parked(reopen: Reopen) -> None:
+    crashing = CrashingStore(await reopen(), crash_on=1)
     session = await runtime_on(crashing).create_session()
     parked = await session.send("help me pick a template")
     crashing.armed = True
@@ -327,7 +341,7 @@ async def test_a_crash_while_a_new_message_dismisses_a_batch_leaves_the_batch_pa
         await session.send("run the guarded echo")
     await crashing.aclose()
 
-    store = SQLiteSessionStore(db)
+    store = await reopen()
     restarted = await runtime_on(store).get_session(session.id)
     assert restarted.status == "waiting"
     assert restarted.input_requests == parked.input_requests
@@ -341,11 +355,10 @@ async def test_a_crash_while_a_new_message_dismisses_a_batch_leaves_the_batch_pa
     await store.aclose()
 
 
-async def test_resume_does_not_take_over_a_turn_whose_worker_still_holds_its_lease(tmp_path: Path) -> None:
-    db = tmp_path / "s.db"
-    session_id, request = await die_answering(db, crash_on=2)
+async def test_resume_does_not_take_over_a_turn_whose_worker_still_holds_its_lease(reopen: Reopen) -> None:
+    session_id, request = await die_answering(reopen, crash_on=2)
 
-    store = SQLiteSessionStore(db)
+    store = await reopen()
     other = await runtime_on(store).get_session(session_id)
     before = len(await other.events())
 
@@ -360,11 +373,10 @@ async def test_resume_does_not_take_over_a_turn_whose_worker_still_holds_its_lea
     await store.aclose()
 
 
-async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_first(tmp_path: Path) -> None:
-    db = tmp_path / "s.db"
-    session_id, request = await die_answering(db, crash_on=2, lease_s=0)
+async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_first(reopen: Reopen) -> None:
+    session_id, request = await die_answering(reopen, crash_on=2, lease_s=0)
 
-    store = SQLiteSessionStore(db)
+    store = await reopen()
     restarted = await runtime_on(store).get_session(session_id)
     assert restarted.status == "running"
 
@@ -378,9 +390,7 @@ async def test_a_message_to_a_session_whose_worker_died_finishes_the_old_turn_fi
     await store.aclose()
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-async def test_creating_a_session_with_a_taken_id_is_a_conflict_and_changes_nothing(kind: str, tmp_path: Path) -> None:
-    store: SessionStore = MemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
+async def test_creating_a_session_with_a_taken_id_is_a_conflict_and_changes_nothing(store: SessionStore) -> None:
     runtime = runtime_on(store)
     await runtime.create_session("ses_taken")
 
@@ -418,12 +428,11 @@ def _charging_agent(charges: list[int], gate: anyio.Event | None = None) -> tupl
     return agent, respond
 
 
-async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_after_it(tmp_path: Path) -> None:
+async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_after_it(reopen: Reopen) -> None:
     charges: list[int] = []
     agent, respond = _charging_agent(charges)
-    db = tmp_path / "s.db"
     # Commit 1 accepts the approval, 2 stores the executor's result, 3 would append the step.
-    crashing = CrashingStore(db, crash_on=3)
+    crashing = CrashingStore(await reopen(), crash_on=3)
     session = await Runtime(agent, model=MockModel(respond), store=crashing).create_session()
     [request] = (await session.send("charge me")).input_requests
     crashing.armed = True
@@ -433,7 +442,7 @@ async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_afte
     await crashing.aclose()
     assert charges == [500]
 
-    store = SQLiteSessionStore(db)
+    store = await reopen()
     restarted = await Runtime(agent, model=MockModel(respond), store=store).get_session(session.id)
     done = await restarted.resume(force=True)
 
@@ -443,11 +452,10 @@ async def test_an_approved_executor_runs_once_even_if_the_worker_dies_right_afte
     await store.aclose()
 
 
-async def test_two_workers_taking_over_a_dead_turn_at_once_run_it_once(tmp_path: Path) -> None:
+async def test_two_workers_taking_over_a_dead_turn_at_once_run_it_once(reopen: Reopen) -> None:
     charges: list[int] = []
     agent, respond = _charging_agent(charges)
-    db = tmp_path / "s.db"
-    crashing = CrashingStore(db, crash_on=2)  # dies after the approved charge ran, before storing it
+    crashing = CrashingStore(await reopen(), crash_on=2)  # dies after the approved charge ran, before storing it
     session = await Runtime(agent, model=MockModel(respond), store=crashing, lease_s=0).create_session()
     [request] = (await session.send("charge me")).input_requests
     crashing.armed = True
@@ -456,7 +464,7 @@ async def test_two_workers_taking_over_a_dead_turn_at_once_run_it_once(tmp_path:
     await crashing.aclose()
     assert charges == [500]
 
-    inner = SQLiteSessionStore(db)
+    inner = await reopen()
     store = BarrierStore(inner, parties=2)
     runtime = Runtime(agent, model=MockModel(respond), store=store)
     handles = [await runtime.get_session(session.id) for _ in range(2)]
@@ -479,9 +487,8 @@ async def test_two_workers_taking_over_a_dead_turn_at_once_run_it_once(tmp_path:
     await inner.aclose()
 
 
-async def test_a_crash_while_a_message_dismisses_a_batch_still_starts_that_message_s_turn(tmp_path: Path) -> None:
-    db = tmp_path / "s.db"
-    crashing = CrashingStore(db, crash_on=2)  # the dismissal is stored; settling it dies
+async def test_a_crash_while_a_message_dismisses_a_batch_still_starts_that_message_s_turn(reopen: Reopen) -> None:
+    crashing = CrashingStore(await reopen(), crash_on=2)  # the dismissal is stored; settling it dies
     session = await runtime_on(crashing, lease_s=0).create_session()
     parked = await session.send("help me pick a template")
     crashing.armed = True
@@ -489,7 +496,7 @@ async def test_a_crash_while_a_message_dismisses_a_batch_still_starts_that_messa
         await session.send("run the guarded echo")
     await crashing.aclose()
 
-    store = SQLiteSessionStore(db)
+    store = await reopen()
     restarted = await runtime_on(store).get_session(session.id)
     done = await restarted.resume()
 

@@ -1,0 +1,135 @@
+"""The PostgreSQL store on a real server: explicit schema, one winner per version, notices, copy from SQLite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import psycopg
+import pytest
+
+from eve_py import InputResponse, Runtime, SessionConflictError, StoreSchemaError, load_agent
+from eve_py.agent import load_mock_model
+from eve_py.cli.main import main
+from eve_py.sessions import SQLiteSessionStore
+from eve_py.sessions.feed import Notice
+from eve_py.sessions.opening import open_store
+from eve_py.sessions.postgres import POSTGRES_SCHEMA_VERSION, PostgresSessionStore
+from tests.conftest import HITL_APP
+from tests.postgres import PostgresServer
+
+PICK = {"pickedIds": ["tpl_green"]}
+
+
+def runtime_on(store: PostgresSessionStore | SQLiteSessionStore) -> Runtime:
+    return Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+
+
+def test_a_database_without_the_schema_is_refused_until_migrate_creates_it(
+    postgres_server: PostgresServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = postgres_server.database(migrated=False)
+
+    with pytest.raises(StoreSchemaError, match=r"has no eve-py schema; create it first with: eve-py store migrate"):
+        anyio.run(PostgresSessionStore.open, url)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('eve_sessions')").fetchone() == (None,), "opening created nothing"
+    assert main(["run", str(HITL_APP), "hello", "--model", "mock", "--store", url]) == 2
+    assert "eve-py store migrate" in capsys.readouterr().err
+
+    assert main(["serve", str(HITL_APP), "--model", "mock", "--port", "0", "--store", url]) == 2
+    assert "has no eve-py schema" in capsys.readouterr().err, "serve refuses before it listens"
+
+    assert main(["store", "migrate", url]) == 0
+    assert main(["store", "migrate", url]) == 0
+    out = capsys.readouterr().out
+    assert f"schema none -> {POSTGRES_SCHEMA_VERSION}" in out and "up to date" in out
+
+    assert main(["run", str(HITL_APP), "hello", "--model", "mock", "--store", url]) == 0
+
+
+def test_a_database_of_a_newer_schema_is_refused(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("UPDATE eve_schema SET version = version + 1")
+
+    with pytest.raises(StoreSchemaError, match="written by a newer eve-py"):
+        anyio.run(PostgresSessionStore.open, postgres_url)
+    assert main(["store", "migrate", postgres_url]) == 2
+
+
+def test_eve_store_picks_postgresql_for_run(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVE_STORE", postgres_url)
+
+    assert main(["run", str(HITL_APP), "help me pick a template", "--model", "mock"]) == 3
+
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT status FROM eve_sessions").fetchall() == [("waiting",)]
+
+
+@pytest.mark.anyio
+async def test_two_processes_writing_one_version_one_wins(postgres_url: str) -> None:
+    first = await PostgresSessionStore.open(postgres_url, max_size=2)
+    second = await PostgresSessionStore.open(postgres_url, max_size=2)
+    session = await runtime_on(first).create_session()
+    record = await second.load(session.id)
+    outcomes: list[object] = []
+
+    async def write(store: PostgresSessionStore, status: str) -> None:
+        try:
+            outcomes.append(await store.commit(record.model_copy(update={"status": status}), []))
+        except SessionConflictError as exc:
+            outcomes.append(exc)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(write, first, "waiting")
+        group.start_soon(write, second, "ended")
+
+    assert sum(isinstance(o, SessionConflictError) for o in outcomes) == 1
+    assert (await first.load(session.id)).version == 2
+    await first.aclose()
+    await second.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_commit_notifies_every_listener_with_the_session_and_the_log_s_new_end(postgres_url: str) -> None:
+    writer = await PostgresSessionStore.open(postgres_url, max_size=2)
+    listener = await PostgresSessionStore.open(postgres_url, max_size=1)
+    received: list[Notice] = []
+    with anyio.fail_after(10):
+        async with listener.notices() as notices:
+            session = await runtime_on(writer).create_session()
+            await writer.request_cancel(session.id)
+            async for notice in notices:
+                received.append(notice)
+                if len(received) == 2:
+                    break
+    assert received == [Notice("events", session.id, 1), Notice("cancel", session.id)]
+    await writer.aclose()
+    await listener.aclose()
+
+
+@pytest.mark.anyio
+async def test_store_copy_moves_parked_sessions_and_they_resume_on_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    sqlite = SQLiteSessionStore(tmp_path / "s.db")
+    parked = await runtime_on(sqlite).create_session()
+    [request] = (await parked.send("help me pick a template")).input_requests
+    idle = await runtime_on(sqlite).create_session()
+    await idle.send("hello")
+    events = {s.id: await sqlite.read_events(s.id) for s in (parked, idle)}
+    messages = {s.id: await sqlite.read_messages(s.id) for s in (parked, idle)}
+    await sqlite.aclose()
+
+    assert await anyio.to_thread.run_sync(main, ["store", "copy", str(tmp_path / "s.db"), postgres_url]) == 0
+    assert await anyio.to_thread.run_sync(main, ["store", "copy", str(tmp_path / "s.db"), postgres_url]) == 0
+
+    store = await open_store(postgres_url)
+    assert isinstance(store, PostgresSessionStore)
+    for session_id in events:
+        assert await store.read_events(session_id) == events[session_id]
+        assert await store.read_messages(session_id) == messages[session_id]
+    again = await runtime_on(store).get_session(parked.id)
+    done = await again.respond([InputResponse(request_id=request.request_id, value=PICK)])
+    assert done.message == "Recorded your pick: tpl_green."
+    await store.aclose()
