@@ -5,7 +5,7 @@ raises `InvalidAnswerError` and the session stays parked, unchanged.
 
 - A question or client tool with a `schema`: `value` (or `text` holding JSON) that is valid
   against it, formats included (`date`, `date-time`, `time`, `email`, `uri`, ...: jsonschema's
-  `FormatChecker` with the `format-nongpl` extras); the tool result is the value. When the
+  `FormatChecker` with the `format-nongpl` extra's checkers but `iri`); the tool result is the value. When the
   request offers options and its schema has exactly one required field holding a string or an
   array of strings (a typed picker such as `{pickedIds: [...]}`), a bare `optionId` answers it
   (`{pickedIds: [optionId]}`), and the picked ids must be offered options unless free text is
