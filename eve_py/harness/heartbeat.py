@@ -99,7 +99,7 @@ class LeaseKeeper:
             lease = held.lease.model_copy(update={"expires_at": time.time() + self._lease_s})
             try:
                 # Only the lease changes: a beat lost to a power loss costs nothing.
-                stored = await self._store.commit(held.model_copy(update={"lease": lease}), [], durable=False)
+                stored = await self._store.commit(held.leased(lease, held.updated_at), [], durable=False)
             except SessionConflictError:
                 self._held = None  # taken over: this driver's next write will be refused anyway
                 return

@@ -95,7 +95,7 @@ async def settle(
             answered=[*pending.answered, *(r.request_id for r in pending.requests)],
         )
         return await writer.park(record.checkpoint(pending, plan.approved_tools), again, events)
-    messages: list[Message] = [*step_messages(pending.model_copy(update={"results": results}))]
+    messages: list[Message] = [*step_messages(pending.with_results(results))]
     record = record.settle(plan.approved_tools, answered=bool(pending.answers))
     if then is not None:
         more = then(record)

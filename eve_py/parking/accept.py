@@ -67,7 +67,7 @@ def accept_answers(pending: PendingStep, responses: Sequence[InputResponse]) -> 
             )
         accepted[request_id] = check_response(request, response)
     answers = {**pending.answers, **accepted}
-    updated = pending.model_copy(update={"answers": answers})
+    updated = pending.with_answers(answers)
     settled = pending.ready(answers)
     resolved = resolutions.answered(pending.requests, accepted)
     if settled:

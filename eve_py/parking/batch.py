@@ -49,6 +49,14 @@ class PendingStep(WireModel):
     answered: list[str] = Field(default_factory=list)
     """Request ids of this step's earlier, settled batches (a step parks again for dependent questions)."""
 
+    def with_results(self, results: dict[str, ToolResultPart]) -> PendingStep:
+        """This step with `results` as its known results."""
+        return self.model_copy(update={"results": results})
+
+    def with_answers(self, answers: dict[str, InputResponse]) -> PendingStep:
+        """This step with `answers` as its accepted answers."""
+        return self.model_copy(update={"answers": answers})
+
     def open_requests(self) -> list[InputRequest]:
         """Requests not answered yet, in batch order."""
         return [request for request in self.requests if request.request_id not in self.answers]

@@ -145,4 +145,4 @@ def withdraw(turn: TurnState, pending: PendingStep) -> tuple[PendingStep, list[E
         resolutions=resolutions.unanswered(pending.open_requests(), "cancelled"),
     )
     events = [turn.stamp(withdrawn), turn.stamp(TurnCancelledData(sequence=turn.sequence, turn_id=turn.turn_id))]
-    return pending.model_copy(update={"results": results}), events
+    return pending.with_results(results), events

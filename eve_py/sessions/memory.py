@@ -31,7 +31,7 @@ class MemorySessionStore:
         """See `SessionStore.create`."""
         if record.id in self._records:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")
-        stored = record.model_copy(update={"version": 1, "event_count": len(events), "message_count": 0})
+        stored = record.created(len(events))
         self._records[record.id] = stored
         self._events[record.id] = [dump_event(e) for e in events]
         self._messages[record.id] = []

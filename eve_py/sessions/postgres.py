@@ -172,7 +172,7 @@ class PostgresSessionStore:
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
-        stored = record.model_copy(update={"version": 1, "event_count": len(events), "message_count": 0})
+        stored = record.created(len(events))
         params = _row(stored) | _logs("events", 0, [dump_event(e) for e in events]) | _notice(stored.id, 0, events)
         if await self._one(_CREATE, params) is None:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")

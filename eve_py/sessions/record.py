@@ -243,6 +243,10 @@ class SessionRecord(WireModel):
         """The same state, held by `lease` (None: by nobody), as of `updated_at`."""
         return self.model_copy(update={"lease": lease, "updated_at": updated_at})
 
+    def created(self, events: int) -> SessionRecord:
+        """The record as a store keeps a new session: version 1, `events` events, no messages."""
+        return self.model_copy(update={"version": 1, "event_count": events, "message_count": 0})
+
     def stored(self, events: int, messages: int) -> SessionRecord:
         """The record as a store keeps it after a write that appended `events` events and `messages` messages."""
         return self.model_copy(

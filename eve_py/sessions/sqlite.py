@@ -163,7 +163,7 @@ class SQLiteSessionStore:
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
-        stored = record.model_copy(update={"version": 1, "event_count": len(events), "message_count": 0})
+        stored = record.created(len(events))
 
         def write(db: sqlite3.Connection) -> None:
             try:
