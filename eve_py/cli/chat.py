@@ -1,9 +1,9 @@
 """`eve-py chat APP_DIR`: a terminal chat that asks the person every parked question.
 
 Leaving is safe at any prompt (Ctrl-D, `/quit`): the answers already given to an open batch are
-kept when that leaves the batch open (an approval is still unanswered), and the command that
+kept (`respond(..., settle=False)`: the batch stays open for the rest), and the command that
 continues the session is printed with the same `--model`/`--store`. The questions of a batch are
-asked before its approvals, so leaving midway never settles the batch behind the person's back.
+asked before its approvals.
 """
 
 from __future__ import annotations
@@ -49,23 +49,16 @@ def continue_command(args: argparse.Namespace, session_id: str) -> str:
     return shlex.join(words)
 
 
-async def _keep(session: Session, asked: Sequence[InputRequest], answered: list[InputResponse]) -> None:
-    """Send the answers given so far when that keeps the batch open; otherwise say they were not sent."""
+async def _keep(session: Session, answered: list[InputResponse]) -> None:
+    """Keep the answers given so far, the batch left open for the rest."""
     if not answered:
         return
-    done = {response.request_id for response in answered}
-    if any(request.kind == "tool-approval" and request.request_id not in done for request in asked):
-        try:
-            await session.respond(answered)
-        except InputResponseError as exc:  # e.g. another client answered meanwhile
-            say(f"your answers could not be kept: {exc}")
-            return
-        say(f"kept your {len(answered)} answer(s) to this batch; the rest will be asked when you continue")
-    else:
-        say(
-            "your answers to this batch were not sent: sending only part of it would skip the questions left; "
-            "they will all be asked again when you continue"
-        )
+    try:
+        await session.respond(answered, settle=False)
+    except InputResponseError as exc:  # e.g. another client answered meanwhile
+        say(f"your answers could not be kept: {exc}")
+        return
+    say(f"kept your {len(answered)} answer(s) to this batch; the rest will be asked when you continue")
 
 
 async def _answer_batch(session: Session, requests: Sequence[InputRequest], ask: Ask) -> TurnResult:
@@ -81,7 +74,7 @@ async def _answer_batch(session: Session, requests: Sequence[InputRequest], ask:
             answered.append(await ask_request(request, ask, say))  # noqa: PERF401 - kept when the person leaves
     except (EOFError, QuitChat):
         say("")
-        await _keep(session, asked, answered)
+        await _keep(session, answered)
         raise _Leave from None
     return await session.respond(answered)
 

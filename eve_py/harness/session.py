@@ -173,6 +173,7 @@ class Session:
         *,
         client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
         output_schema: JsonSchema | None = None,
+        settle: bool = True,
     ) -> TurnResult:
         """Answer open input requests of the parked batch, then continue the turn.
 
@@ -185,6 +186,10 @@ class Session:
             responses: `InputResponse`s, or their JSON form (`{"requestId": ..., ...}`).
             client_context: Replaces the turn's client context from here on (see `send`).
             output_schema: Replaces the turn's output schema from here on (see `send`).
+            settle: False: keep these answers and the batch open, even when every approval is
+                answered, so a person who stops midway (a chat closed at the second of three
+                questions) loses nothing; a later `respond()` settles it. At least one request
+                must stay open.
 
         Raises:
             SessionNotWaitingError: The session has no open input request.
@@ -194,6 +199,7 @@ class Session:
                 NaN, Infinity or a lone UTF-16 surrogate (which could not be stored as given).
             InvalidMessageError: `client_context` or `output_schema` holds NaN, Infinity or a lone surrogate.
             SessionConflictError: Another `respond()` answered the batch first; nothing written.
+            InputResponseError: No response, or `settle=False` with no request left open.
         """
         checked_input = [as_response(r) for r in responses]
         check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
@@ -223,7 +229,7 @@ class Session:
                 f"Session {self.id!r} is not waiting for input (status {record.status!r}){running_hint}.",
                 status=record.status,
             )
-        accepted = accept_answers(pending, checked_input)
+        accepted = accept_answers(pending, checked_input, settle=settle)
         turn = record.turn.with_context(context_text(client_context), output_schema)
         coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
         resolved = InputResolvedData(**coords, step_index=pending.step_index, resolutions=accepted.resolutions)

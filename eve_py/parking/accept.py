@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from eve_py.errors import RequestAlreadyAnsweredError, UnknownRequestError
+from eve_py.errors import InputResponseError, RequestAlreadyAnsweredError, UnknownRequestError
 from eve_py.events.payloads import InputResolution
 from eve_py.parking import resolutions
 from eve_py.parking.answers import check_response
@@ -37,12 +37,14 @@ def answered_before(pending: PendingStep | None, request_id: str) -> bool:
     return pending is not None and (request_id in pending.answers or request_id in pending.answered)
 
 
-def accept_answers(pending: PendingStep, responses: Sequence[InputResponse]) -> Acceptance:
+def accept_answers(pending: PendingStep, responses: Sequence[InputResponse], *, settle: bool = True) -> Acceptance:
     """Check every response against its request and record them all, or raise and record none.
 
     Args:
         pending: The parked step, its batch open.
         responses: The answers, each naming a request of the batch.
+        settle: False: keep the batch open even when every approval is answered (a person who
+            leaves midway keeps what they answered); it settles with a later call.
 
     Returns:
         The batch with the answers (normalized: a bare option id for a typed picker becomes its
@@ -52,6 +54,7 @@ def accept_answers(pending: PendingStep, responses: Sequence[InputResponse]) -> 
         RequestAlreadyAnsweredError: A request was answered before, or twice in `responses`.
         UnknownRequestError: A request id is not in the batch.
         InvalidAnswerError: An answer does not fit its request (option, value, schema, format).
+        InputResponseError: `settle=False` with nothing left open to settle the batch with later.
     """
     by_id = {request.request_id: request for request in pending.requests}
     accepted: dict[str, InputResponse] = {}
@@ -68,7 +71,13 @@ def accept_answers(pending: PendingStep, responses: Sequence[InputResponse]) -> 
         accepted[request_id] = check_response(request, response)
     answers = {**pending.answers, **accepted}
     updated = pending.with_answers(answers)
-    settled = pending.ready(answers)
+    if not settle and not updated.open_requests():
+        raise InputResponseError(
+            "settle=False keeps a batch open for its other requests, but these answers leave none open; "
+            "send them with settle=True",
+            request_id=responses[0].request_id if responses else "",
+        )
+    settled = settle and pending.ready(answers)
     resolved = resolutions.answered(pending.requests, accepted)
     if settled:
         resolved += resolutions.unanswered(updated.open_requests())

@@ -12,6 +12,7 @@ from eve_py import (
     Agent,
     ApprovalContext,
     InputResponse,
+    InputResponseError,
     InvalidMessageError,
     Runtime,
     ToolContext,
@@ -594,3 +595,34 @@ async def test_an_answer_given_on_the_last_allowed_step_still_reaches_the_model(
 
     assert done.status == "completed", "each answer starts the step count again"
     assert done.message == "Thanks: [{'status': 'answered', 'text': 'a'}, {'status': 'answered', 'text': 'b'}]"
+
+
+def two_question_agent() -> tuple[Agent, MockModel]:
+    ask = define_client_tool(description="Ask the user.", input_schema={"type": "object", "properties": {}})
+
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            return MockResponse(tool_calls=[MockToolCall("ask", {}, id="q1"), MockToolCall("ask", {}, id="q2")])
+        return f"answers: {[result.output for result in request.tool_results]}"
+
+    return Agent.from_definitions({"ask": ask}), MockModel(respond)
+
+
+async def test_answers_kept_without_settling_stay_with_the_open_batch_until_a_later_respond_settles_it() -> None:
+    agent, model = two_question_agent()
+    session = await Runtime(agent, model=model).create_session()
+    await session.send("ask me twice")
+
+    kept = await session.respond([{"requestId": "q1", "text": "first"}], settle=False)
+    assert kept.status == "waiting" and [r.request_id for r in kept.input_requests] == ["q2"]
+    assert len(model.requests) == 1, "nothing ran: the batch is still open"
+    before = len(await session.events())
+    with pytest.raises(InputResponseError, match="leave none open"):
+        await session.respond([{"requestId": "q2", "text": "second"}], settle=False)
+    assert len(await session.events()) == before and session.status == "waiting", "a refused call writes nothing"
+
+    done = await session.respond([{"requestId": "q2", "text": "second"}])
+    assert done.status == "completed"
+    outputs = [part.output for call in ("q1", "q2") for part in results_for(await session.messages(), call)]
+    assert outputs == [{"status": "answered", "text": "first"}, {"status": "answered", "text": "second"}]
+    assert_every_request_paired(model)
