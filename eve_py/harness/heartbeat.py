@@ -4,7 +4,8 @@ A worker running a turn holds a lease on the session (`SessionRecord.lease`); an
 takes the turn over only once the lease has expired. Every write of the worker renews it, but
 a model step or a tool can take longer than `lease_s` without writing. While a turn runs,
 `LeaseKeeper.beating()` renews the lease every `lease_s / 3` seconds with a write that changes
-only the lease, so a slow step is never taken over while its worker lives, and a worker that
+only the lease (one thread for the whole process schedules the beats; each runs on its turn's
+event loop), so a slow step is never taken over while its worker lives, and a worker that
 dies (SIGKILL, power loss) stops renewing: its turn can be taken over `lease_s` after its last
 beat.
 
@@ -18,11 +19,15 @@ turn was taken over, `resume(force=True)`) stops the heartbeat.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.lowlevel import EventLoopToken
 
 from eve_py.errors import SessionConflictError
 from eve_py.events import Event
@@ -53,6 +58,8 @@ class LeaseKeeper:
         """(the version the driver last saw, the version the beats since have stored)."""
         self.beats = 0
         """How many beats were written (for tests and logs)."""
+        self.interval = lease_s / 3
+        """Seconds between beats."""
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
@@ -113,25 +120,65 @@ class LeaseKeeper:
         if self._lease_s <= 0:
             yield
             return
+        _PACEMAKER.add(self, anyio.lowlevel.current_token())
+        try:
+            yield
+        finally:
+            _PACEMAKER.remove(self)
+            with anyio.CancelScope(shield=True):
+                async with self._lock:  # a beat already on its way finds nothing to renew
+                    self._held = None
 
-        async def heartbeat() -> None:
+    def _beat_from_thread(self, token: EventLoopToken) -> None:
+        try:
+            anyio.from_thread.run(self._beat, token=token)
+        except Exception:  # a lost beat is not the turn's failure; the next write renews too
+            _log.warning("could not renew a turn's lease", exc_info=True)
+
+
+class _Pacemaker:
+    """One daemon thread for the process: it sends each running turn's keeper a beat when one is due.
+
+    A task per turn would cost every call a task group (about 0.1 ms each, more than the rest of a
+    short step); registering a keeper costs a dict entry. The beat itself runs on the turn's own
+    event loop (`anyio.from_thread.run`), so it takes the keeper's lock like any write.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: dict[LeaseKeeper, tuple[EventLoopToken, float]] = {}
+        """Registered keepers: their event loop's token, and when their next beat is due (monotonic s)."""
+        self._thread: threading.Thread | None = None
+
+    def add(self, keeper: LeaseKeeper, token: EventLoopToken) -> None:
+        with self._changed:
+            self._due[keeper] = (token, time.monotonic() + keeper.interval)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="eve-py lease heartbeat", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def remove(self, keeper: LeaseKeeper) -> None:
+        with self._changed:
+            self._due.pop(keeper, None)
+
+    def _next(self) -> list[tuple[LeaseKeeper, EventLoopToken]]:
+        """Wait until at least one beat is due; those beats, their next ones scheduled."""
+        with self._changed:
             while True:
-                await anyio.sleep(self._lease_s / 3)
-                try:
-                    await self._beat()
-                except Exception:  # a lost beat is not the turn's failure; the next write renews too
-                    _log.warning("could not renew a turn's lease", exc_info=True)
+                now = time.monotonic()
+                due = [(keeper, token) for keeper, (token, at) in self._due.items() if at <= now]
+                if due:
+                    for keeper, token in due:
+                        self._due[keeper] = (token, now + keeper.interval)
+                    return due
+                soonest = min((at for _, at in self._due.values()), default=None)
+                self._changed.wait(None if soonest is None else soonest - now)
 
-        failed: BaseException | None = None
-        async with anyio.create_task_group() as group:
-            group.start_soon(heartbeat)
-            try:
-                yield
-            except anyio.get_cancelled_exc_class():
-                raise
-            except BaseException as exc:
-                failed = exc  # raised as it is below, not wrapped in the task group's ExceptionGroup
-            finally:
-                group.cancel_scope.cancel()
-        if failed is not None:
-            raise failed
+    def _run(self) -> None:
+        while True:
+            for keeper, token in self._next():
+                keeper._beat_from_thread(token)
+
+
+_PACEMAKER = _Pacemaker()
