@@ -205,12 +205,14 @@ class SQLiteSessionStore:
         durable write's sync covers it too, and a process crash loses neither.
         """
         stored = record.stored(len(events), len(messages))
-        # Serialized before the lock: the JSON is the slow part, and it needs no database.
-        row = (stored.version, stored.status, stored.updated_at, encode(_dump(stored)), record.id, record.version)
-        event_chunk = _chunk([dump_event(e) for e in events])
-        message_chunk = _chunk([dump_message(m) for m in messages])
+        # JSON here; compressed in the worker thread, where zlib lets the event loop run meanwhile.
+        record_json = _dump(stored)
+        event_rows = [dump_event(e) for e in events]
+        message_rows = [dump_message(m) for m in messages]
 
         def write(db: sqlite3.Connection) -> None:
+            row = (stored.version, stored.status, stored.updated_at, encode(record_json), record.id, record.version)
+            event_chunk, message_chunk = _chunk(event_rows), _chunk(message_rows)
             cursor = db.execute(
                 "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ? WHERE id = ? AND version = ?",
                 row,
