@@ -56,7 +56,7 @@ from eve_py.agent import load_mock_model
 from eve_py.events import Event, dump_event
 from eve_py.models.base import Model, ModelRequest, ModelResponse
 from eve_py.models.messages import Message, dump_message
-from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
+from eve_py.sessions import ForwardingStore, MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
 from eve_py.sessions.codec import encode
 
 REPO = Path(__file__).resolve().parent.parent
@@ -113,23 +113,17 @@ class Timed:
                 requests.clear()  # MockModel keeps every request it got: not what this measures
 
 
-class Counting:
+class Counting(ForwardingStore):
     """A `SessionStore` wrapper counting commits and the JSON bytes handed to the store."""
 
     def __init__(self, inner: SessionStore) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.commits = 0
         self.durable = 0
         self.json_bytes = 0
         self.stored_bytes = 0
         self.seconds = 0.0
         """Time spent counting bytes (dumping and compressing again), left out of the cycle times."""
-
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        return await self.inner.create(record, events)
-
-    async def load(self, session_id: str) -> SessionRecord:
-        return await self.inner.load(session_id)
 
     async def commit(
         self,
@@ -151,15 +145,6 @@ class Counting:
         self.stored_bytes += sum(len(encode("\n".join(part))) for part in parts if part)
         self.seconds += time.perf_counter() - started
         return await self.inner.commit(record, events, messages, durable=durable)
-
-    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
-        return await self.inner.read_events(session_id, start, stop)
-
-    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
-        return await self.inner.read_messages(session_id, start, stop)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 async def _eve_cycle(runtime: Runtime, session_id: str) -> None:

@@ -32,6 +32,7 @@ from anyio.lowlevel import EventLoopToken
 from eve_py.errors import SessionConflictError
 from eve_py.events import Event
 from eve_py.models.messages import Message
+from eve_py.sessions.forwarding import ForwardingStore
 from eve_py.sessions.record import SessionRecord
 from eve_py.sessions.store import SessionStore
 
@@ -40,7 +41,7 @@ __all__ = ("LeaseKeeper",)
 _log = logging.getLogger("eve_py")
 
 
-class LeaseKeeper:
+class LeaseKeeper(ForwardingStore):
     """A `SessionStore` for one turn driver: passes everything through and renews its lease.
 
     Args:
@@ -49,7 +50,7 @@ class LeaseKeeper:
     """
 
     def __init__(self, store: SessionStore, lease_s: float) -> None:
-        self._store = store
+        super().__init__(store)
         self._lease_s = lease_s
         self._lock = anyio.Lock()
         self._held: SessionRecord | None = None
@@ -60,14 +61,6 @@ class LeaseKeeper:
         """How many beats were written (for tests and logs)."""
         self.interval = lease_s / 3
         """Seconds between beats."""
-
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        """See `SessionStore.create`."""
-        return await self._store.create(record, events)
-
-    async def load(self, session_id: str) -> SessionRecord:
-        """See `SessionStore.load`."""
-        return await self._store.load(session_id)
 
     async def commit(
         self,
@@ -82,18 +75,10 @@ class LeaseKeeper:
             held, rebase = self._held, self._rebase
             if held is not None and rebase is not None and record.id == held.id and record.version == rebase[0]:
                 record = record.model_copy(update={"version": rebase[1]})
-            stored = await self._store.commit(record, events, messages, durable=durable)
+            stored = await self.inner.commit(record, events, messages, durable=durable)
             self._rebase = None
             self._held = stored if stored.status == "running" and stored.lease is not None else None
             return stored
-
-    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
-        """See `SessionStore.read_events`."""
-        return await self._store.read_events(session_id, start, stop)
-
-    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
-        """See `SessionStore.read_messages`."""
-        return await self._store.read_messages(session_id, start, stop)
 
     async def aclose(self) -> None:
         """Nothing to release: the store underneath is not this keeper's."""
@@ -106,7 +91,7 @@ class LeaseKeeper:
             lease = held.lease.model_copy(update={"expires_at": time.time() + self._lease_s})
             try:
                 # Only the lease changes: a beat lost to a power loss costs nothing.
-                stored = await self._store.commit(held.leased(lease, held.updated_at), [], durable=False)
+                stored = await self.inner.commit(held.leased(lease, held.updated_at), [], durable=False)
             except SessionConflictError:
                 self._held = None  # taken over: this driver's next write will be refused anyway
                 return

@@ -39,15 +39,15 @@ from eve_py import EveError, Runtime, TurnResult  # noqa: E402
 from eve_py._json import JsonValue  # noqa: E402
 from eve_py.events import Event  # noqa: E402
 from eve_py.models.messages import Message  # noqa: E402
-from eve_py.sessions import SessionRecord, SQLiteSessionStore  # noqa: E402
+from eve_py.sessions import ForwardingStore, SessionRecord, SQLiteSessionStore  # noqa: E402
 from tests.crash.flows import MESSAGES, agent, answer, emit, model  # noqa: E402
 
 
-class KillPointStore:
+class KillPointStore(ForwardingStore):
     """A real SQLite store that stops at one commit (before or after writing it) to be killed."""
 
     def __init__(self, path: str, kill_at: tuple[int, str] | None) -> None:
-        self.inner = SQLiteSessionStore(path)
+        super().__init__(SQLiteSessionStore(path))
         self.kill_at = kill_at
         self.commits = 0
 
@@ -56,12 +56,6 @@ class KillPointStore:
             emit("killpoint", commit=self.commits, when=when)
             while True:  # the test kills this process by its pid
                 signal.pause()
-
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        return await self.inner.create(record, events)
-
-    async def load(self, session_id: str) -> SessionRecord:
-        return await self.inner.load(session_id)
 
     async def commit(
         self,
@@ -76,15 +70,6 @@ class KillPointStore:
         stored = await self.inner.commit(record, events, messages, durable=durable)
         self._stop_if("after")
         return stored
-
-    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
-        return await self.inner.read_events(session_id, start, stop)
-
-    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
-        return await self.inner.read_messages(session_id, start, stop)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 async def _answer_all(runtime: Runtime, session_id: str, result: TurnResult, asked: list[str]) -> TurnResult:

@@ -11,7 +11,7 @@ import pytest
 from eve_py import Agent, Runtime, SessionStateError, define_tool
 from eve_py.events import Event
 from eve_py.models.messages import Message
-from eve_py.sessions import SessionRecord, SessionStore
+from eve_py.sessions import ForwardingStore, SessionRecord, SessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 
 pytestmark = pytest.mark.anyio
@@ -19,19 +19,13 @@ pytestmark = pytest.mark.anyio
 LEASE_S = 0.3
 
 
-class BeatCounter:
+class BeatCounter(ForwardingStore):
     """Delegates to a real store; `beaten` is set once `beats` writes without events or messages were made."""
 
     def __init__(self, inner: SessionStore, beats: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.beats = beats
         self.beaten = anyio.Event()
-
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        return await self.inner.create(record, events)
-
-    async def load(self, session_id: str) -> SessionRecord:
-        return await self.inner.load(session_id)
 
     async def commit(
         self,
@@ -47,15 +41,6 @@ class BeatCounter:
             if self.beats <= 0:
                 self.beaten.set()
         return stored
-
-    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
-        return await self.inner.read_events(session_id, start, stop)
-
-    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
-        return await self.inner.read_messages(session_id, start, stop)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 def slow_agent(entered: anyio.Event, release: anyio.Event) -> tuple[Agent, MockModel]:

@@ -29,7 +29,7 @@ from eve_py import (
 from eve_py.agent import load_mock_model
 from eve_py.events import Event, MessageCompleted, TurnFailed
 from eve_py.models.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
-from eve_py.sessions import SessionRecord, SessionStore, SQLiteSessionStore
+from eve_py.sessions import ForwardingStore, SessionRecord, SessionStore, SQLiteSessionStore
 from eve_py.sessions.postgres import PostgresSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
@@ -110,18 +110,15 @@ async def test_a_parked_session_resumes_from_a_new_runtime_on_the_same_store(reo
     await store.aclose()
 
 
-class BarrierStore:
+class BarrierStore(ForwardingStore):
     """Delegates to a real store; `load` waits until `parties` callers have loaded (forces a race)."""
 
     def __init__(self, inner: SessionStore, parties: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.parties = parties
         self.loaded = 0
         self.all_loaded = anyio.Event()
         self.armed = False
-
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        return await self.inner.create(record, events)
 
     async def load(self, session_id: str) -> SessionRecord:
         record = await self.inner.load(session_id)
@@ -142,15 +139,6 @@ class BarrierStore:
         durable: bool = True,
     ) -> SessionRecord:
         return await self.inner.commit(record, events, messages, durable=durable)
-
-    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
-        return await self.inner.read_events(session_id, start, stop)
-
-    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
-        return await self.inner.read_messages(session_id, start, stop)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_written(store: SessionStore) -> None:
@@ -216,20 +204,14 @@ class Crash(BaseException):
     """Stands in for the process dying (not an Exception, so nothing in eve-py catches it)."""
 
 
-class CrashingStore:
+class CrashingStore(ForwardingStore):
     """A real store that dies before the `crash_on`-th commit after arming (nothing is written)."""
 
     def __init__(self, inner: SessionStore, crash_on: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.crash_on = crash_on
         self.commits = 0
         self.armed = False
-
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        return await self.inner.create(record, events)
-
-    async def load(self, session_id: str) -> SessionRecord:
-        return await self.inner.load(session_id)
 
     async def commit(
         self,
@@ -244,15 +226,6 @@ class CrashingStore:
             if self.commits == self.crash_on:
                 raise Crash
         return await self.inner.commit(record, events, messages, durable=durable)
-
-    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
-        return await self.inner.read_events(session_id, start, stop)
-
-    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
-        return await self.inner.read_messages(session_id, start, stop)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 async def die_answering(reopen: Reopen, crash_on: int, *, lease_s: float = 120.0) -> tuple[str, InputRequest]:
