@@ -130,16 +130,6 @@ class BarrierStore(ForwardingStore):
             await self.all_loaded.wait()
         return record
 
-    async def commit(
-        self,
-        record: SessionRecord,
-        events: Sequence[Event],
-        messages: Sequence[Message] = (),
-        *,
-        durable: bool = True,
-    ) -> SessionRecord:
-        return await self.inner.commit(record, events, messages, durable=durable)
-
 
 async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_written(store: SessionStore) -> None:
     inner = store
