@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from eve_py.harness.pairing import check_pairing
 from eve_py.models.messages import Message
@@ -58,10 +59,10 @@ class Conversation:
         check_pairing(self.messages, start=self._checked, seen=self._seen)
         self._checked = len(self.messages)
 
-    def used_call_ids(self) -> set[str]:
-        """Every tool call id in the conversation (checked first)."""
+    def used_call_ids(self) -> AbstractSet[str]:
+        """Every tool call id in the conversation (checked first): a read-only view, not a copy."""
         self.check()
-        return set(self._seen)
+        return self._seen
 
 
 class ConversationCache:

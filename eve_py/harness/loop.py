@@ -17,6 +17,7 @@ A crash anywhere leaves the last committed state; `Session.resume()` continues f
 from __future__ import annotations
 
 import functools
+from collections.abc import Set as AbstractSet
 
 import anyio
 import pydantic
@@ -340,22 +341,21 @@ class TurnDriver:
         return record, self.result(record, "completed")
 
 
-def _assistant(response: ModelResponse, used: set[str]) -> tuple[AssistantMessage, dict[str, str]]:
+def _assistant(response: ModelResponse, used: AbstractSet[str]) -> tuple[AssistantMessage, dict[str, str]]:
     """The step's assistant message, and the call ids whose argument text was not a JSON object (with why).
 
     Some compatible servers reuse ids (`call_0` every step); a repeated id would make every later
-    request unpairable, so it gets a suffix, unique in the conversation (`used` is updated).
+    request unpairable, so it gets a suffix, unique in the conversation (`used`) and the response.
 
     Raises:
         pydantic.ValidationError: The response holds data that is not JSON.
     """
-    ids = []
+    ids: list[str] = []
     for call in response.tool_calls:
         call_id, suffix = call.id, 1
-        while call_id in used:
+        while call_id in used or call_id in ids:
             suffix += 1
             call_id = f"{call.id}#{suffix}"
-        used.add(call_id)
         ids.append(call_id)
     text = response.text if response.text and response.text.strip() else None
     content: list[TextPart | ToolCallPart] = [TextPart(text=text)] if text else []
