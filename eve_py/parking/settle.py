@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from eve_py._json import JsonValue
 from eve_py.events import Event
-from eve_py.events.payloads import InputResolvedData, TurnCancelledData
+from eve_py.events.payloads import InputResolvedData, ResolutionOutcome, TurnCancelledData
 from eve_py.models.messages import ToolCallPart, ToolResultPart
 from eve_py.parking import resolutions
 from eve_py.parking.answers import approval_decision, client_result, denied_output, elicitation_outcome
@@ -117,15 +117,20 @@ def plan_settlement(
     )
 
 
-def dismissed_event(turn: TurnState, pending: PendingStep) -> Event:
-    """`input.resolved` for a batch a new message dismisses: every open request ignored."""
-    dismissed = InputResolvedData(
+def _unanswered_event(turn: TurnState, pending: PendingStep, outcome: ResolutionOutcome) -> Event:
+    """`input.resolved` with every open request of the batch ended as `outcome`, unanswered."""
+    resolved = InputResolvedData(
         sequence=turn.sequence,
         turn_id=pending.turn_id,
         step_index=pending.step_index,
-        resolutions=resolutions.unanswered(pending.open_requests()),
+        resolutions=resolutions.unanswered(pending.open_requests(), outcome),
     )
-    return turn.stamp(dismissed)
+    return turn.stamp(resolved)
+
+
+def dismissed_event(turn: TurnState, pending: PendingStep) -> Event:
+    """`input.resolved` for a batch a new message dismisses: every open request ignored."""
+    return _unanswered_event(turn, pending, "ignored")
 
 
 def withdraw(turn: TurnState, pending: PendingStep) -> tuple[PendingStep, list[Event]]:
@@ -138,11 +143,8 @@ def withdraw(turn: TurnState, pending: PendingStep) -> tuple[PendingStep, list[E
     results = dict(pending.results)
     for call in pending.assistant.tool_calls:
         results.setdefault(call.tool_call_id, error_result(call, CANCELLED_CALL_RESULT))
-    withdrawn = InputResolvedData(
-        sequence=turn.sequence,
-        turn_id=turn.turn_id,
-        step_index=pending.step_index,
-        resolutions=resolutions.unanswered(pending.open_requests(), "cancelled"),
-    )
-    events = [turn.stamp(withdrawn), turn.stamp(TurnCancelledData(sequence=turn.sequence, turn_id=turn.turn_id))]
+    events = [
+        _unanswered_event(turn, pending, "cancelled"),
+        turn.stamp(TurnCancelledData(sequence=turn.sequence, turn_id=turn.turn_id)),
+    ]
     return pending.with_results(results), events
