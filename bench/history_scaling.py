@@ -57,7 +57,6 @@ from eve_py.events import Event, dump_event
 from eve_py.models.base import Model, ModelRequest, ModelResponse
 from eve_py.models.messages import Message, dump_message
 from eve_py.sessions import ForwardingStore, MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
-from eve_py.sessions.codec import encode
 
 REPO = Path(__file__).resolve().parent.parent
 APP = REPO / "fixtures" / "agent-tools-hitl"
@@ -79,7 +78,7 @@ class Point:
     """Durable commits: with `synchronous=FULL`, each is one fsync of the WAL (the others sync with them)."""
     json_bytes_per_cycle: float
     stored_bytes_per_cycle: float
-    """What the SQLite store writes: the record and each write's log chunks, encoded (`eve_py.sessions.codec`)."""
+    """What the store keeps of a cycle's writes: on SQLite, the record rows and log chunks as the file holds them."""
     disk_bytes_per_cycle: float
 
 
@@ -114,7 +113,13 @@ class Timed:
 
 
 class Counting(ForwardingStore):
-    """A `SessionStore` wrapper counting commits and the JSON bytes handed to the store."""
+    """A `SessionStore` wrapper counting commits, the JSON bytes handed to the store, and what it stored.
+
+    On a SQLite store, the stored bytes are read back from the file after each commit (with a
+    connection of the benchmark's own): the record's row (its delta, and its base when the write
+    replaced it) and the log chunks the write appended. On the memory store, they are the JSON
+    text it keeps.
+    """
 
     def __init__(self, inner: SessionStore) -> None:
         super().__init__(inner)
@@ -123,7 +128,10 @@ class Counting(ForwardingStore):
         self.json_bytes = 0
         self.stored_bytes = 0
         self.seconds = 0.0
-        """Time spent counting bytes (dumping and compressing again), left out of the cycle times."""
+        """Time spent counting bytes, left out of the cycle times."""
+        path = inner.path if isinstance(inner, SQLiteSessionStore) else None
+        self._file = sqlite3.connect(path) if path is not None else None
+        self._bases: dict[str, bytes | None] = {}
 
     async def commit(
         self,
@@ -136,15 +144,36 @@ class Counting(ForwardingStore):
         self.commits += 1
         self.durable += durable
         started = time.perf_counter()
-        parts = [
-            [record.model_dump_json(by_alias=True, exclude_none=True)],
-            [dump_event(e) for e in events],
-            [dump_message(m) for m in messages],
-        ]
-        self.json_bytes += sum(len(text) for part in parts for text in part)
-        self.stored_bytes += sum(len(encode("\n".join(part))) for part in parts if part)
+        json_bytes = len(record.model_dump_json(by_alias=True, exclude_none=True))
+        json_bytes += sum(len(dump_event(e)) for e in events) + sum(len(dump_message(m)) for m in messages)
+        self.json_bytes += json_bytes
         self.seconds += time.perf_counter() - started
-        return await self.inner.commit(record, events, messages, durable=durable)
+        stored = await self.inner.commit(record, events, messages, durable=durable)
+        started = time.perf_counter()
+        self.stored_bytes += self._stored(record) if self._file is not None else json_bytes
+        self.seconds += time.perf_counter() - started
+        return stored
+
+    def _stored(self, record: SessionRecord) -> int:
+        """What the commit of `record` (just made) put in the SQLite file, in bytes."""
+        assert self._file is not None
+        rowid, blob, base = self._file.execute(
+            "SELECT rowid, record, base FROM sessions WHERE id = ?", (record.id,)
+        ).fetchone()
+        size = len(blob) + (len(base) if base is not None and base != self._bases.get(record.id) else 0)
+        self._bases[record.id] = base
+        for table, first in (("events", record.event_count), ("messages", record.message_count)):
+            row = self._file.execute(
+                f"SELECT length(chunk) FROM {table} WHERE session = ? AND idx = ?",  # noqa: S608
+                (rowid, first),
+            ).fetchone()
+            size += row[0] if row is not None else 0
+        return size
+
+    async def aclose(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        await self.inner.aclose()
 
 
 async def _eve_cycle(runtime: Runtime, session_id: str) -> None:

@@ -134,14 +134,18 @@ class _Pacemaker:
         self._due: dict[LeaseKeeper, tuple[EventLoopToken, float]] = {}
         """Registered keepers: their event loop's token, and when their next beat is due (monotonic s)."""
         self._thread: threading.Thread | None = None
+        self._wakes_at = float("inf")
+        """When the thread wakes up next on its own (monotonic s; infinity: only when told)."""
 
     def add(self, keeper: LeaseKeeper, token: EventLoopToken) -> None:
         with self._changed:
-            self._due[keeper] = (token, time.monotonic() + keeper.interval)
+            at = time.monotonic() + keeper.interval
+            self._due[keeper] = (token, at)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="eve-py lease heartbeat", daemon=True)
                 self._thread.start()
-            self._changed.notify()
+            if at < self._wakes_at:  # waking the thread costs the caller a switch: only when it would oversleep
+                self._changed.notify()
 
     def remove(self, keeper: LeaseKeeper) -> None:
         with self._changed:
@@ -157,8 +161,9 @@ class _Pacemaker:
                     for keeper, token in due:
                         self._due[keeper] = (token, now + keeper.interval)
                     return due
-                soonest = min((at for _, at in self._due.values()), default=None)
-                self._changed.wait(None if soonest is None else soonest - now)
+                self._wakes_at = min((at for _, at in self._due.values()), default=float("inf"))
+                self._changed.wait(None if self._wakes_at == float("inf") else self._wakes_at - now)
+                self._wakes_at = float("inf")
 
     def _run(self) -> None:
         while True:

@@ -4,10 +4,18 @@ A session's record, and each write's events and messages, are small JSON documen
 the same keys and shapes (`{"type":"step.started","data":{"sequence":...`). Deflate alone gains
 little on a few hundred bytes; with a preset dictionary of those shapes
 (`codec-dictionary-1.jsonl`: eve-py's records, events and messages with their values blanked)
-a write shrinks several times over. An encoded value is either the JSON text itself (it starts
-with `{` or `[`, so a row stays readable with the `sqlite3` shell when compression gains
-nothing) or the byte `0x01` followed by raw deflate data made with dictionary 1. The dictionary
-is part of the stored format: a later one gets a new leading byte, and this one stays readable.
+a write shrinks several times over. An encoded value is one of:
+
+- the JSON text itself (it starts with `{` or `[`, so a row stays readable with the `sqlite3`
+  shell when compression gains nothing);
+- the byte `0x01` followed by raw deflate data made with dictionary 1;
+- the byte `0x02` followed by raw deflate data made with dictionary 1 followed by a *base*: an
+  earlier text the reader holds too (the session's base record). A record rewritten a few
+  times per turn differs from its base by a few fields, so this *delta* takes tens of bytes
+  where the record alone takes hundreds: its ids, timestamps and parked step are in the base.
+
+The dictionary is part of the stored format: a later one gets a new leading byte, and this one
+stays readable.
 """
 
 from __future__ import annotations
@@ -18,35 +26,52 @@ from importlib import resources
 __all__ = ("decode", "encode")
 
 _DEFLATE_1 = 0x01
+_DELTA_1 = 0x02
 _DICTIONARY_1 = resources.files(__package__).joinpath("codec-dictionary-1.jsonl").read_bytes()
-_LEVEL = 6
+_LEVEL = 9
 
 
-def encode(text: str) -> bytes:
-    """`text` (JSON) as the store keeps it: deflated with dictionary 1, or as UTF-8 when that is not smaller.
+def encode(text: str, base: str | None = None) -> bytes:
+    """`text` (JSON) as the store keeps it: deflated with dictionary 1 (and `base`), or as UTF-8 if not smaller.
+
+    Args:
+        text: The JSON to encode.
+        base: A text `decode` will be given again: `text` is encoded as its difference from it.
 
     Raises:
-        UnicodeEncodeError: `text` holds a lone surrogate (no JSON encoder here makes one).
+        UnicodeEncodeError: `text` or `base` holds a lone surrogate (no JSON encoder here makes one).
     """
     raw = text.encode("utf-8")
-    compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY_1)
+    lead, dictionary = (_DEFLATE_1, _DICTIONARY_1) if base is None else (_DELTA_1, _DICTIONARY_1 + base.encode())
+    compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, dictionary)
     packed = compressor.compress(raw) + compressor.flush()
-    return bytes((_DEFLATE_1,)) + packed if len(packed) + 1 < len(raw) else raw
+    return bytes((lead,)) + packed if len(packed) + 1 < len(raw) else raw
 
 
-def decode(blob: bytes | str) -> str:
+def decode(blob: bytes | str, base: str | None = None) -> str:
     """The JSON text `encode` made `blob` from.
 
+    Args:
+        blob: What `encode` returned.
+        base: The `base` `encode` was given, if any.
+
     Raises:
-        ValueError: `blob` is not something `encode` made (an unknown leading byte, or corrupt data).
+        ValueError: `blob` is not something `encode` made (an unknown leading byte, or corrupt
+            data), or it is a delta and `base` is missing.
     """
     if isinstance(blob, str):
         return blob
     if not blob or blob[0] in b"{[":
         return blob.decode("utf-8")
-    if blob[0] != _DEFLATE_1:
+    if blob[0] == _DEFLATE_1:
+        dictionary = _DICTIONARY_1
+    elif blob[0] == _DELTA_1:
+        if base is None:
+            raise ValueError("a delta in the session store has no base")
+        dictionary = _DICTIONARY_1 + base.encode()
+    else:
         raise ValueError(f"unknown encoding {blob[0]:#04x} in the session store")
     try:
-        return zlib.decompressobj(-15, _DICTIONARY_1).decompress(blob[1:]).decode("utf-8")
+        return zlib.decompressobj(-15, dictionary).decompress(blob[1:]).decode("utf-8")
     except zlib.error as exc:
         raise ValueError(f"corrupt compressed data in the session store: {exc}") from exc

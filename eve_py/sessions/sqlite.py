@@ -8,12 +8,21 @@ row per log, whatever it holds; records and chunks are encoded by `eve_py.sessio
 (JSON, deflated with a preset dictionary when that is smaller). The database runs in WAL mode
 so readers never block the writer, and every write is one `BEGIN IMMEDIATE` transaction that
 compares the record's version before replacing it and appends that write's messages and events.
-Several processes may share the file; the loser of a race gets `SessionConflictError`. Every call
-runs in a worker thread, never on the event loop (`await SQLiteSessionStore.open(path)` opens
-the file there too; the constructor opens it on the caller's thread).
+Several processes may share the file; the loser of a race gets `SessionConflictError`.
 
-The schema's version is the database's `user_version` (4: logs in encoded chunks, and the record
-no longer stores the session's status, derived from its turn's). A file written by an earlier eve-py
+A record is stored as a *delta* (`eve_py.sessions.codec`) against the session's *base record*,
+an earlier record kept in the same row: the writes of one turn differ from it by a few fields.
+When the delta outgrows `_REBASE_BYTES`, the record becomes the new base.
+
+**Where calls run.** What may wait (a durable write's sync, a lock another process holds, a
+long log read) runs in a worker thread, never on the event loop; what cannot (loading a record,
+a write that is not synced) runs on the loop at once, on a second connection that never waits
+for a lock and never checkpoints: a lock held elsewhere sends the call to the worker thread too.
+A thread hop costs more than such a write. `await SQLiteSessionStore.open(path)` opens the file
+in a worker thread; the constructor opens it on the caller's thread.
+
+The schema's version is the database's `user_version` (5: records stored against a base). A
+file of schema 4 is upgraded in place when opened (a column is added); one of an earlier schema
 is refused with `StoreSchemaError` rather than read wrongly.
 """
 
@@ -38,8 +47,14 @@ __all__ = ("SCHEMA_VERSION", "SQLiteSessionStore")
 
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The database's `user_version` this store writes and reads."""
+
+_UPGRADES = {4: "ALTER TABLE sessions ADD COLUMN base BLOB"}
+"""What brings a file of an older schema to this one, by its version (a schema 4 record reads as is)."""
+
+_REBASE_BYTES = 160
+"""A record whose delta from the base is longer than this becomes the session's new base."""
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sessions (
@@ -48,7 +63,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     version INTEGER NOT NULL,
     status TEXT NOT NULL,
     updated_at TEXT NOT NULL,
-    record BLOB NOT NULL
+    record BLOB NOT NULL,
+    base BLOB
 );
 CREATE TABLE IF NOT EXISTS messages (
     session INTEGER NOT NULL,
@@ -86,20 +102,19 @@ class SQLiteSessionStore:
         self, path: str | Path, *, timeout_s: float = 30.0, synchronous: Literal["FULL", "NORMAL"] = "FULL"
     ) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreSchemaError(f"cannot open {self.path} as a session store: {exc}") from exc
         self._synchronous: Literal["FULL", "NORMAL"] = "FULL" if synchronous == "FULL" else "NORMAL"
         self._mode = self._synchronous
-        """The connection's `synchronous` setting now."""
+        """The worker connection's `synchronous` setting now."""
+        self._lock = threading.Lock()
+        self._db = _connect(self.path, timeout_s)
         try:
             _check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={self._mode}")
             self._db.executescript(_SCHEMA)
+            # The loop's connection: it never waits for a lock (timeout 0), never syncs, and
+            # leaves checkpoints (which sync) to the worker connection's writes.
+            self._quick = _connect(self.path, 0.0)
         except sqlite3.Error as exc:  # "file is not a database", read-only, locked, ...
             self._db.close()
             raise StoreSchemaError(
@@ -108,7 +123,12 @@ class SQLiteSessionStore:
         except BaseException:
             self._db.close()
             raise
+        self._quick.execute("PRAGMA synchronous=NORMAL")
+        self._quick.execute("PRAGMA wal_autocheckpoint=0")
+        self._quick_lock = threading.Lock()
         self._rowids: dict[str, int] = {}
+        self._bases: dict[int, tuple[bytes, str]] = {}
+        """The last base record seen per session row: its stored bytes and its text."""
 
     @classmethod
     async def open(
@@ -119,7 +139,21 @@ class SQLiteSessionStore:
             functools.partial(cls, path, timeout_s=timeout_s, synchronous=synchronous)
         )
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _run(self, fn: Callable[[sqlite3.Connection], _T], *, quick: bool = False) -> _T:
+        """`fn(connection)` in the worker thread; with `quick`, first on the loop if it need not wait.
+
+        `fn` must not change anything outside the database (it may be run twice) unless it
+        succeeds.
+        """
+        if quick and self._quick_lock.acquire(blocking=False):
+            try:
+                return fn(self._quick)
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    raise
+            finally:
+                self._quick_lock.release()
+
         def locked() -> _T:
             with self._lock:
                 return fn(self._db)
@@ -129,12 +163,13 @@ class SQLiteSessionStore:
     async def _write(self, fn: Callable[[sqlite3.Connection], None], *, durable: bool = True) -> None:
         """Run `fn` in one `BEGIN IMMEDIATE` transaction: committed whole, or rolled back whole.
 
-        `durable=False` commits without syncing when the store syncs every commit (`FULL`).
+        `durable=False` commits without syncing when the store syncs every commit (`FULL`), on
+        the event loop when no other writer holds the lock.
         """
         mode = self._synchronous if durable else "NORMAL"
 
         def transaction(db: sqlite3.Connection) -> None:
-            if mode != self._mode:  # a connection setting, changed between transactions only
+            if db is self._db and mode != self._mode:  # a connection setting, changed between transactions only
                 db.execute(f"PRAGMA synchronous={mode}")
                 self._mode = mode
             db.execute("BEGIN IMMEDIATE")
@@ -145,7 +180,7 @@ class SQLiteSessionStore:
                 raise
             db.execute("COMMIT")
 
-        await self._run(transaction)
+        await self._run(transaction, quick=not durable)
 
     def _rowid(self, db: sqlite3.Connection, session_id: str) -> int:
         """The session's row id (cached: it never changes).
@@ -161,20 +196,43 @@ class SQLiteSessionStore:
             rowid = self._rowids[session_id] = int(row[0])
         return rowid
 
+    def _base(self, rowid: int, blob: bytes | None) -> str | None:
+        """The text of the base record stored as `blob` (decoded once per base, then kept)."""
+        if blob is None:
+            return None
+        kept = self._bases.get(rowid)
+        if kept is not None and kept[0] == blob:
+            return kept[1]
+        text = decode(blob)
+        self._bases[rowid] = (bytes(blob), text)
+        return text
+
+    def _encode_record(self, rowid: int, record_json: str, base: bytes | None) -> tuple[bytes, bytes]:
+        """The record's row as (record, base): a delta from the stored base, or the record as a new base."""
+        text = self._base(rowid, base)
+        if text is not None and base is not None:
+            delta = encode(record_json, text)
+            if len(delta) <= _REBASE_BYTES:
+                return delta, base
+        return _rebased(record_json)
+
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
         stored = record.created(len(events))
+        record_json = _dump(stored)
+        event_chunk = _chunk([dump_event(e) for e in events])
 
         def write(db: sqlite3.Connection) -> None:
+            blob, base = _rebased(record_json)
             try:
                 cursor = db.execute(
-                    "INSERT INTO sessions (id, version, status, updated_at, record) VALUES (?, ?, ?, ?, ?)",
-                    (stored.id, stored.version, stored.status, stored.updated_at, encode(_dump(stored))),
+                    "INSERT INTO sessions (id, version, status, updated_at, record, base) VALUES (?, ?, ?, ?, ?, ?)",
+                    (stored.id, stored.version, stored.status, stored.updated_at, blob, base),
                 )
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
             assert cursor.lastrowid is not None
-            _append(db, "events", cursor.lastrowid, 0, _chunk([dump_event(e) for e in events]))
+            _append(db, "events", cursor.lastrowid, 0, event_chunk)
 
         await self._write(write)
         return stored
@@ -182,13 +240,14 @@ class SQLiteSessionStore:
     async def load(self, session_id: str) -> SessionRecord:
         """See `SessionStore.load`."""
 
-        def read(db: sqlite3.Connection) -> bytes:
-            row = db.execute("SELECT record FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        def read(db: sqlite3.Connection) -> str:
+            rowid = self._rowid(db, session_id)
+            row = db.execute("SELECT record, base FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
-            return bytes(row[0])
+            return decode(row[0], self._base(rowid, row[1]))
 
-        return SessionRecord.model_validate_json(decode(await self._run(read)))
+        return SessionRecord.model_validate_json(await self._run(read, quick=True))
 
     async def commit(
         self,
@@ -205,27 +264,25 @@ class SQLiteSessionStore:
         durable write's sync covers it too, and a process crash loses neither.
         """
         stored = record.stored(len(events), len(messages))
-        # JSON here; compressed in the worker thread, where zlib lets the event loop run meanwhile.
         record_json = _dump(stored)
-        event_rows = [dump_event(e) for e in events]
-        message_rows = [dump_message(m) for m in messages]
+        event_chunk = _chunk([dump_event(e) for e in events])
+        message_chunk = _chunk([dump_message(m) for m in messages])
 
         def write(db: sqlite3.Connection) -> None:
-            row = (stored.version, stored.status, stored.updated_at, encode(record_json), record.id, record.version)
-            event_chunk, message_chunk = _chunk(event_rows), _chunk(message_rows)
-            cursor = db.execute(
-                "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ? WHERE id = ? AND version = ?",
-                row,
-            )
-            if cursor.rowcount != 1:
-                found = db.execute("SELECT version FROM sessions WHERE id = ?", (record.id,)).fetchone()
-                if found is None:
-                    raise SessionNotFoundError(record.id)
+            rowid = self._rowid(db, record.id)
+            found = db.execute("SELECT version, base FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
+            if found is None:
+                raise SessionNotFoundError(record.id)
+            if found[0] != record.version:
                 raise SessionConflictError(
                     f"Session {record.id!r} was changed by another writer (version {found[0]}, "
                     f"this write was based on {record.version}); nothing was written."
                 )
-            rowid = self._rowid(db, record.id)
+            blob, base = self._encode_record(rowid, record_json, found[1])
+            db.execute(
+                "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ?, base = ? WHERE rowid = ?",
+                (stored.version, stored.status, stored.updated_at, blob, base, rowid),
+            )
             _append(db, "events", rowid, record.event_count, event_chunk)
             _append(db, "messages", rowid, record.message_count, message_chunk)
 
@@ -262,8 +319,14 @@ class SQLiteSessionStore:
         return lines
 
     async def aclose(self) -> None:
-        """Close the database connection."""
-        await self._run(lambda db: db.close())
+        """Close the database connections."""
+
+        def close(db: sqlite3.Connection) -> None:
+            with self._quick_lock:
+                self._quick.close()
+            db.close()
+
+        await self._run(close)
 
 
 _MAX_INDEX = 2**62
@@ -272,6 +335,11 @@ _MAX_INDEX = 2**62
 
 def _dump(record: SessionRecord) -> str:
     return record.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def _rebased(record_json: str) -> tuple[bytes, bytes]:
+    """The row of a record that is its own base: (a delta of nothing, the record)."""
+    return encode(record_json, record_json), encode(record_json)
 
 
 def _chunk(rows: Sequence[str]) -> bytes | None:
@@ -284,14 +352,33 @@ def _append(db: sqlite3.Connection, table: str, rowid: int, first: int, chunk: b
         db.execute(f"INSERT INTO {table} (session, idx, chunk) VALUES (?, ?, ?)", (rowid, first, chunk))  # noqa: S608
 
 
+def _connect(path: Path, timeout_s: float) -> sqlite3.Connection:
+    """A connection to the file (autocommit: transactions are begun explicitly).
+
+    Raises:
+        StoreSchemaError: The file (or its folder) cannot be opened.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return sqlite3.connect(path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreSchemaError(f"cannot open {path} as a session store: {exc}") from exc
+
+
 def _check_schema(db: sqlite3.Connection, path: Path) -> None:
-    """Refuse a file of another schema version (a new or empty file passes).
+    """Upgrade a file of an older schema this one can read; refuse any other (a new or empty file passes).
 
     Raises:
         StoreSchemaError: The file holds sessions of another eve-py version.
     """
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "sessions" in tables and version in _UPGRADES:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(_UPGRADES[version])
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+        version = SCHEMA_VERSION
     if "sessions" in tables and version != SCHEMA_VERSION:
         raise StoreSchemaError(
             f"{path} holds sessions in store schema {version}, written by another eve-py version; this one "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import anyio
 import pytest
 
 from eve_py import InputResponse, Runtime, StoreSchemaError, load_agent
@@ -22,7 +23,7 @@ def test_a_file_of_an_older_schema_is_refused_and_left_untouched(tmp_path: Path)
         db.execute("INSERT INTO sessions VALUES ('ses_1', 3, '{\"messages\": []}')")
     before = path.read_bytes()
 
-    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 4"):
+    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 5"):
         SQLiteSessionStore(path)
 
     assert path.read_bytes() == before
@@ -111,6 +112,88 @@ def test_the_store_codec_shrinks_eve_py_json_and_keeps_other_text_readable() -> 
         decode(b"\x07garbage")
     with pytest.raises(ValueError, match="corrupt"):
         decode(b"\x01not deflate data")
+
+
+def test_a_record_encoded_against_a_base_takes_a_fraction_and_needs_that_base() -> None:
+    from eve_py.sessions.codec import decode, encode
+
+    base = (
+        '{"schemaVersion":5,"id":"ses_01M86N4JP1F495EKZWK7MXCGPG","version":7,"createdAt":"2026-11-24T11:30:26.625Z",'
+        '"turn":{"turnId":"turn_01M86N4JP1CRAMCQE1Q7H441HS","sequence":3,"status":"waiting"},"eventCount":40}'
+    )
+    record = base.replace('"version":7', '"version":8').replace("waiting", "running").replace("40}", "41}")
+    delta = encode(record, base)
+    assert len(delta) < len(encode(record)) / 2 and decode(delta, base) == record
+    with pytest.raises(ValueError, match="no base"):
+        decode(delta)
+
+
+async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(tmp_path: Path) -> None:
+    from eve_py.sessions.codec import decode, encode
+
+    path = tmp_path / "v4.db"
+    store = SQLiteSessionStore(path)
+    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+    session = await runtime.create_session()
+    parked = await session.send("help me pick a template")
+    await store.aclose()
+    with sqlite3.connect(path) as db:  # as eve-py with schema 4 left it: whole records, no base column
+        for rowid, blob, base in db.execute("SELECT rowid, record, base FROM sessions").fetchall():
+            db.execute("UPDATE sessions SET record = ? WHERE rowid = ?", (encode(decode(blob, decode(base))), rowid))
+        db.execute("ALTER TABLE sessions DROP COLUMN base")
+        db.execute("PRAGMA user_version = 4")
+
+    upgraded = SQLiteSessionStore(path)
+    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=upgraded)
+    resumed = await runtime.get_session(session.id)
+    pick = InputResponse(request_id=parked.input_requests[0].request_id, value={"pickedIds": ["tpl_blue"]})
+    assert (await resumed.respond([pick])).message == "Recorded your pick: tpl_blue."
+    await upgraded.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 5
+
+
+async def test_a_second_store_on_the_file_reads_every_record_the_first_wrote(tmp_path: Path) -> None:
+    """Records are stored against a base the writer keeps in memory: another process must not need it."""
+    path = tmp_path / "s.db"
+    writer = SQLiteSessionStore(path)
+    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=writer)
+    session = await runtime.create_session()
+    for _ in range(3):
+        parked = await session.send("help me pick a template")
+        reader = SQLiteSessionStore(path)
+        assert await reader.load(session.id) == await writer.load(session.id)
+        pick = InputResponse(request_id=parked.input_requests[0].request_id, value={"pickedIds": ["tpl_red"]})
+        await session.respond([pick])
+        assert await reader.load(session.id) == await writer.load(session.id)
+        await reader.aclose()
+    await writer.aclose()
+
+
+async def test_a_write_waiting_for_another_process_lock_leaves_the_event_loop_free(tmp_path: Path) -> None:
+    """A write that is not synced runs on the loop only when it need not wait; otherwise in a worker thread."""
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+    session = await runtime.create_session()
+    record = await store.load(session.id)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    committed = anyio.Event()
+
+    async def write() -> None:
+        await store.commit(record, [], durable=False)
+        committed.set()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(write)
+            await anyio.wait_all_tasks_blocked()  # the loop runs on while the write waits
+            assert not committed.is_set()
+            other.execute("COMMIT")
+    assert committed.is_set() and (await store.load(session.id)).version == record.version + 1
+    other.close()
+    await store.aclose()
 
 
 async def test_a_write_that_is_not_durable_is_still_kept_in_order_across_a_reopen(tmp_path: Path) -> None:
