@@ -31,9 +31,10 @@ from __future__ import annotations
 import functools
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 import anyio.to_thread
 
@@ -127,8 +128,10 @@ class SQLiteSessionStore:
         self._quick.execute("PRAGMA wal_autocheckpoint=0")
         self._quick_lock = threading.Lock()
         self._rowids: dict[str, int] = {}
-        self._bases: dict[int, tuple[bytes, str]] = {}
+        self._bases: _Recent[tuple[bytes, str]] = _Recent(_KEPT_SESSIONS)
         """The last base record seen per session row: its stored bytes and its text."""
+        self._records: _Recent[SessionRecord] = _Recent(_KEPT_SESSIONS)
+        """The last record this store wrote or read per session row (a version names one record)."""
 
     @classmethod
     async def open(
@@ -204,7 +207,7 @@ class SQLiteSessionStore:
         if kept is not None and kept[0] == blob:
             return kept[1]
         text = decode(blob)
-        self._bases[rowid] = (bytes(blob), text)
+        self._bases.put(rowid, (bytes(blob), text))
         return text
 
     def _encode_record(self, rowid: int, record_json: str, base: bytes | None) -> tuple[bytes, bytes]:
@@ -240,14 +243,21 @@ class SQLiteSessionStore:
     async def load(self, session_id: str) -> SessionRecord:
         """See `SessionStore.load`."""
 
-        def read(db: sqlite3.Connection) -> str:
+        def read(db: sqlite3.Connection) -> SessionRecord:
             rowid = self._rowid(db, session_id)
+            kept = self._records.get(rowid)
+            if kept is not None:  # the version alone tells whether it is still the stored record
+                row = db.execute("SELECT version FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
+                if row is not None and row[0] == kept.version:
+                    return kept
             row = db.execute("SELECT record, base FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
-            return decode(row[0], self._base(rowid, row[1]))
+            record = SessionRecord.model_validate_json(decode(row[0], self._base(rowid, row[1])))
+            self._records.put(rowid, record)
+            return record
 
-        return SessionRecord.model_validate_json(await self._run(read, quick=True))
+        return await self._run(read, quick=True)
 
     async def commit(
         self,
@@ -287,6 +297,7 @@ class SQLiteSessionStore:
             _append(db, "messages", rowid, record.message_count, message_chunk)
 
         await self._write(write, durable=durable)
+        self._records.put(self._rowids[record.id], stored)
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
@@ -327,6 +338,33 @@ class SQLiteSessionStore:
             db.close()
 
         await self._run(close)
+
+
+_KEPT_SESSIONS = 1024
+"""How many sessions' last record and base record a store keeps in memory."""
+
+
+class _Recent(Generic[_T]):
+    """The values of the `size` most recently used keys (safe to share between the loop and the worker thread)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[int, _T] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: int) -> _T | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: int, value: _T) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
 
 
 _MAX_INDEX = 2**62
