@@ -57,6 +57,9 @@ _UPGRADES = {4: "ALTER TABLE sessions ADD COLUMN base BLOB"}
 _REBASE_BYTES = 160
 """A record whose delta from the base is longer than this becomes the session's new base."""
 
+_SAME_AS_BASE = b""
+"""The `record` of a row whose record is its base."""
+
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sessions (
     rowid INTEGER PRIMARY KEY,
@@ -217,7 +220,16 @@ class SQLiteSessionStore:
             delta = encode(record_json, text)
             if len(delta) <= _REBASE_BYTES:
                 return delta, base
-        return _rebased(record_json)
+        base = encode(record_json)
+        self._bases.put(rowid, (base, record_json))
+        return _SAME_AS_BASE, base
+
+    def _decode_record(self, rowid: int, blob: bytes, base: bytes | None) -> str:
+        """The record's JSON from its row."""
+        text = self._base(rowid, base)
+        if blob == _SAME_AS_BASE and text is not None:
+            return text
+        return decode(blob, text)
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
@@ -226,18 +238,21 @@ class SQLiteSessionStore:
         event_chunk = _chunk([dump_event(e) for e in events])
 
         def write(db: sqlite3.Connection) -> None:
-            blob, base = _rebased(record_json)
+            base = encode(record_json)
             try:
                 cursor = db.execute(
                     "INSERT INTO sessions (id, version, status, updated_at, record, base) VALUES (?, ?, ?, ?, ?, ?)",
-                    (stored.id, stored.version, stored.status, stored.updated_at, blob, base),
+                    (stored.id, stored.version, stored.status, stored.updated_at, _SAME_AS_BASE, base),
                 )
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
             assert cursor.lastrowid is not None
+            self._rowids[stored.id] = cursor.lastrowid
+            self._bases.put(cursor.lastrowid, (base, record_json))
             _append(db, "events", cursor.lastrowid, 0, event_chunk)
 
         await self._write(write)
+        self._records.put(self._rowids[stored.id], stored)
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
@@ -253,7 +268,7 @@ class SQLiteSessionStore:
             row = db.execute("SELECT record, base FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
-            record = SessionRecord.model_validate_json(decode(row[0], self._base(rowid, row[1])))
+            record = SessionRecord.model_validate_json(self._decode_record(rowid, row[0], row[1]))
             self._records.put(rowid, record)
             return record
 
@@ -373,11 +388,6 @@ _MAX_INDEX = 2**62
 
 def _dump(record: SessionRecord) -> str:
     return record.model_dump_json(by_alias=True, exclude_none=True)
-
-
-def _rebased(record_json: str) -> tuple[bytes, bytes]:
-    """The row of a record that is its own base: (a delta of nothing, the record)."""
-    return encode(record_json, record_json), encode(record_json)
 
 
 def _chunk(rows: Sequence[str]) -> bytes | None:

@@ -139,7 +139,8 @@ async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(
     await store.aclose()
     with sqlite3.connect(path) as db:  # as eve-py with schema 4 left it: whole records, no base column
         for rowid, blob, base in db.execute("SELECT rowid, record, base FROM sessions").fetchall():
-            db.execute("UPDATE sessions SET record = ? WHERE rowid = ?", (encode(decode(blob, decode(base))), rowid))
+            whole = decode(blob, decode(base)) if blob else decode(base)  # an empty record: the base is the record
+            db.execute("UPDATE sessions SET record = ? WHERE rowid = ?", (encode(whole), rowid))
         db.execute("ALTER TABLE sessions DROP COLUMN base")
         db.execute("PRAGMA user_version = 4")
 
