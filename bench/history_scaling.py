@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -370,32 +371,33 @@ def _langgraph_graph(path: Path) -> tuple[Callable[[], None], Callable[[], None]
     return cycle, connection.close, graph
 
 
-async def _short_sessions(rounds: int, cycles: int, folder: Path) -> list[float]:
-    """eve-py (SQLite FULL) and LangGraph + SqliteSaver on a short session (10 cycles), alternating rounds.
+async def _short_sessions(rounds: int, cycles: int, folder: Path) -> list[tuple[float, float]]:
+    """eve-py (SQLite FULL) and LangGraph + SqliteSaver on a short session, alternating rounds.
 
-    The machine's load changes during a run; alternating `rounds` rounds of `cycles` cycles each
-    exposes both to the same load. Returns LangGraph's time over eve-py's, per round.
+    Both sessions start with 10 cycles and gain `cycles` per round. The machine's load changes
+    during a run; alternating `rounds` rounds of `cycles` cycles each exposes both to the same
+    load. Returns (eve-py, LangGraph) seconds per cycle, per round.
     """
     store = await _sqlite(folder / "short.db", "FULL")
-    runtime = Runtime(load_agent(APP), model=load_mock_model(APP), store=store)
+    runtime = Runtime(load_agent(APP), model=Timed(load_mock_model(APP)), store=store)
     session = await runtime.create_session()
     lang_cycle, close = _langgraph_cycle(folder / "short-langgraph.db")
     for _ in range(10):
         await _eve_cycle(runtime, session.id)
         lang_cycle()
-    ratios = []
+    times = []
     for _ in range(rounds):
         started = time.perf_counter()
         for _ in range(cycles):
             await _eve_cycle(runtime, session.id)
-        eve = time.perf_counter() - started
+        eve = (time.perf_counter() - started) / cycles
         started = time.perf_counter()
         for _ in range(cycles):
             lang_cycle()
-        ratios.append((time.perf_counter() - started) / eve)
+        times.append((eve, (time.perf_counter() - started) / cycles))
     close()
     await store.aclose()
-    return ratios
+    return times
 
 
 async def _sqlite(path: Path, synchronous: str) -> SessionStore:
@@ -479,11 +481,14 @@ async def _run(lengths: list[int], cycles: int, rounds: int, langgraph_max: int)
     with tempfile.TemporaryDirectory(prefix="eve-history-") as raw:
         folder = Path(raw)
         if _langgraph_available():
-            ratios = sorted(await _short_sessions(7, cycles, folder))
+            times = await _short_sessions(7, cycles, folder)
+            ratios = sorted(lang / eve for eve, lang in times)
             print(
-                f"short sessions, alternating rounds: LangGraph + SqliteSaver time / eve-py SQLite FULL time = "
-                f"{ratios[len(ratios) // 2]:.2f} (median of {len(ratios)} rounds; min {ratios[0]:.2f}, "
-                f"max {ratios[-1]:.2f})"
+                f"short sessions (10 to {10 + 7 * cycles} cycles), alternating rounds: LangGraph + SqliteSaver "
+                f"time / eve-py SQLite FULL time = {ratios[len(ratios) // 2]:.2f} (median of {len(ratios)} rounds; "
+                f"min {ratios[0]:.2f}, max {ratios[-1]:.2f}); ms per cycle, medians: eve-py "
+                f"{statistics.median(eve for eve, _ in times) * 1000:.2f}, LangGraph "
+                f"{statistics.median(lang for _, lang in times) * 1000:.2f}"
             )
         return await _interleaved(lengths, cycles, rounds, langgraph_max, folder)
 
