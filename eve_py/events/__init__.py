@@ -6,7 +6,7 @@ per type, discriminated on `type`), `payloads` what each type's `data` carries, 
 every event streamed is stored first, text deltas (`message.appended`) included.
 """
 
-from eve_py.events.envelope import EventMeta, new_id, now_iso
+from eve_py.events.envelope import EventMeta, new_event_id, new_id, now_iso
 from eve_py.events.types import (
     ActionInputAppended,
     ActionResult,
@@ -74,6 +74,7 @@ __all__ = (
     "is_turn_boundary",
     "load_event",
     "new_event",
+    "new_event_id",
     "new_id",
     "now_iso",
     "parse_event",
