@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias, get_args
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from eve_py._json import JsonObject
 from eve_py._wire import WireModel
@@ -298,19 +298,7 @@ def _payload_class(cls: type[_Event]) -> type[EventData]:
     return payload
 
 
-_BY_PAYLOAD: dict[type[EventData], tuple[type[_Event], str]] = {
-    _payload_class(cls): (cls, cls.model_fields["type"].default) for cls in _CLASSES
-}
-
-# `new_event` fills a model's four slots as `model_construct` does, without its walk over fields,
-# aliases and defaults (two walks were ~6 of the ~16 us an event cost). Valid while the models
-# have no `model_post_init`, no private attributes and no `extra="allow"`: tests/events checks
-# that for every event class, and the result against `model_construct`'s.
-_new_object = object.__new__
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_BY_PAYLOAD: dict[type[EventData], type[_Event]] = {_payload_class(cls): cls for cls in _CLASSES}
 
 
 def new_event(data: EventData, *, delivery_ids: list[str] | None = None) -> Event:
@@ -326,22 +314,12 @@ def new_event(data: EventData, *, delivery_ids: list[str] | None = None) -> Even
     Raises:
         TypeError: `data` is not one of the payloads in `eve_py.events.payloads`.
     """
-    found = _BY_PAYLOAD.get(type(data))
-    if found is None:
+    cls = _BY_PAYLOAD.get(type(data))
+    if cls is None:
         raise TypeError(f"{type(data).__name__} is not an event payload")
-    cls, kind = found
-    # Both parts are validated models already: nothing is validated again.
-    meta = _new_object(EventMeta)
-    _set_dict(meta, {"id": new_event_id(), "at": now_iso(), "delivery_ids": delivery_ids})
-    _set_fields_set(meta, {"id", "at", "delivery_ids"})
-    _set_extra(meta, None)
-    _set_private(meta, None)
-    # `cls` is one of `Event`'s members; its type only says `_Event`.
-    event: Event = _new_object(cls)  # type: ignore[assignment]
-    _set_dict(event, {"type": kind, "data": data, "meta": meta})
-    _set_fields_set(event, {"data", "meta"})
-    _set_extra(event, None)
-    _set_private(event, None)
+    meta = EventMeta.model_construct(id=new_event_id(), at=now_iso(), delivery_ids=delivery_ids)
+    # Both parts are validated models already: constructing skips validating them again.
+    event: Event = cls.model_construct(data=data, meta=meta)  # type: ignore[assignment,call-arg]
     return event
 
 
