@@ -181,10 +181,11 @@ class SQLiteSessionStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 fn(db)
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # a failed COMMIT (busy) leaves it open, holding the lock
+                    db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
 
         await self._run(transaction, quick=not durable)
 
@@ -237,8 +238,10 @@ class SQLiteSessionStore:
         record_json = _dump(stored)
         event_chunk = _chunk([dump_event(e) for e in events])
 
+        base = encode(record_json)
+        rowids: list[int] = []
+
         def write(db: sqlite3.Connection) -> None:
-            base = encode(record_json)
             try:
                 cursor = db.execute(
                     "INSERT INTO sessions (id, version, status, updated_at, record, base) VALUES (?, ?, ?, ?, ?, ?)",
@@ -247,12 +250,14 @@ class SQLiteSessionStore:
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
             assert cursor.lastrowid is not None
-            self._rowids[stored.id] = cursor.lastrowid
-            self._bases.put(cursor.lastrowid, (base, record_json))
             _append(db, "events", cursor.lastrowid, 0, event_chunk)
+            rowids.append(cursor.lastrowid)
 
         await self._write(write)
-        self._records.put(self._rowids[stored.id], stored)
+        # Kept only once committed: a row id of a rolled-back insert may go to another session.
+        rowid = self._rowids[stored.id] = rowids[-1]
+        self._bases.put(rowid, (base, record_json))
+        self._records.put(rowid, stored)
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
