@@ -10,7 +10,7 @@ import pytest
 
 from eve_py import InputResponse, Runtime, StoreSchemaError, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
+from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
 from tests.conftest import HITL_APP
 
 pytestmark = pytest.mark.anyio
@@ -174,10 +174,7 @@ async def test_a_second_store_on_the_file_reads_every_record_the_first_wrote(tmp
 async def test_a_write_waiting_for_another_process_lock_leaves_the_event_loop_free(tmp_path: Path) -> None:
     """A write that is not synced runs on the loop only when it need not wait; otherwise in a worker thread."""
     path = tmp_path / "s.db"
-    store = SQLiteSessionStore(path)
-    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
-    session = await runtime.create_session()
-    record = await store.load(session.id)
+    store, record = await _new_session(path)
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     committed = anyio.Event()
@@ -192,7 +189,7 @@ async def test_a_write_waiting_for_another_process_lock_leaves_the_event_loop_fr
             await anyio.wait_all_tasks_blocked()  # the loop runs on while the write waits
             assert not committed.is_set()
             other.execute("COMMIT")
-    assert committed.is_set() and (await store.load(session.id)).version == record.version + 1
+    assert committed.is_set() and (await store.load(record.id)).version == record.version + 1
     other.close()
     await store.aclose()
 
@@ -200,14 +197,19 @@ async def test_a_write_waiting_for_another_process_lock_leaves_the_event_loop_fr
 async def test_a_write_that_is_not_durable_is_still_kept_in_order_across_a_reopen(tmp_path: Path) -> None:
     """Writes committed without a sync stay in the WAL, in order: a process that reopens the file sees them."""
     path = tmp_path / "s.db"
-    store = SQLiteSessionStore(path)
-    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
-    session = await runtime.create_session()
-    record = await store.load(session.id)
+    store, record = await _new_session(path)
     record = await store.commit(record, [], durable=False)
     record = await store.commit(record, [], durable=True)
     record = await store.commit(record, [], durable=False)
     await store.aclose()
     reopened = SQLiteSessionStore(path)
-    assert (await reopened.load(session.id)).version == record.version == 4
+    assert (await reopened.load(record.id)).version == record.version == 4
     await reopened.aclose()
+
+
+async def _new_session(path: Path) -> tuple[SQLiteSessionStore, SessionRecord]:
+    """A SQLite store at `path` holding one new session of the HITL app, and that session's record."""
+    store = SQLiteSessionStore(path)
+    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+    session = await runtime.create_session()
+    return store, await store.load(session.id)
