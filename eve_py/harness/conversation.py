@@ -8,10 +8,10 @@ what was appended since (from this process or any other). The pairing check runs
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
+from eve_py._lru import Recent
 from eve_py.harness.pairing import check_pairing
 from eve_py.models.messages import Message
 from eve_py.sessions.record import SessionRecord
@@ -73,8 +73,7 @@ class ConversationCache:
     """
 
     def __init__(self, size: int = 512) -> None:
-        self._size = size
-        self._kept: OrderedDict[str, Conversation] = OrderedDict()
+        self._kept: Recent[str, Conversation] = Recent(size)
 
     async def load(self, store: SessionStore, record: SessionRecord) -> Conversation:
         """The conversation as `record` has it: the cached part, plus what the log gained since.
@@ -104,7 +103,4 @@ class ConversationCache:
 
     def remember(self, session_id: str, conversation: Conversation) -> None:
         """Keep a (copy of a) conversation as the session's current one."""
-        self._kept[session_id] = conversation.copy()
-        self._kept.move_to_end(session_id)
-        while len(self._kept) > self._size:
-            self._kept.popitem(last=False)
+        self._kept.put(session_id, conversation.copy())

@@ -31,13 +31,13 @@ from __future__ import annotations
 import functools
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Generic, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import anyio.to_thread
 
+from eve_py._lru import Recent
 from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError
 from eve_py.events import Event, dump_event, load_event
 from eve_py.models.messages import Message, dump_message, load_messages
@@ -131,9 +131,9 @@ class SQLiteSessionStore:
         self._quick.execute("PRAGMA wal_autocheckpoint=0")
         self._quick_lock = threading.Lock()
         self._rowids: dict[str, int] = {}
-        self._bases: _Recent[tuple[bytes, str]] = _Recent(_KEPT_SESSIONS)
+        self._bases: Recent[int, tuple[bytes, str]] = Recent(_KEPT_SESSIONS)
         """The last base record seen per session row: its stored bytes and its text."""
-        self._records: _Recent[SessionRecord] = _Recent(_KEPT_SESSIONS)
+        self._records: Recent[int, SessionRecord] = Recent(_KEPT_SESSIONS)
         """The last record this store wrote or read per session row (a version names one record)."""
 
     @classmethod
@@ -362,29 +362,6 @@ class SQLiteSessionStore:
 
 _KEPT_SESSIONS = 1024
 """How many sessions' last record and base record a store keeps in memory."""
-
-
-class _Recent(Generic[_T]):
-    """The values of the `size` most recently used keys (safe to share between the loop and the worker thread)."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[int, _T] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: int) -> _T | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: int, value: _T) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
 
 
 _MAX_INDEX = 2**62
