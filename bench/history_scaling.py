@@ -19,10 +19,12 @@ every (configuration, length) pair is timed for `--cycles` cycles per round, rou
 prints the time per cycle, the same less the mock model's own time, the store commits per cycle
 and how many of them are durable (with `synchronous=FULL`, each durable commit is one fsync of
 the WAL; the others are synced with it), the JSON eve-py hands the store per cycle (record +
-appended messages + events), what the SQLite store keeps of it (`eve_py.sessions.codec`), and
-the bytes the process really wrote to disk per cycle (`write_bytes` of `/proc/self/io`, which
-counts page writes, WAL included). First, a short session (10 cycles) of eve-py SQLite FULL and
-LangGraph run in alternating rounds gives their ratio. Configurations, in one process and one run:
+appended messages + events), what the store keeps of it (on SQLite, read back from the file:
+each write's record row, as a delta or a new base, and its log chunks; on the memory store, the
+JSON), and the bytes the process really wrote to disk per cycle (`write_bytes` of
+`/proc/self/io`, which counts page writes, WAL included). First, a short session of eve-py
+SQLite FULL and one of LangGraph (both from 10 cycles, 10 more per round) run in 7 alternating
+rounds, which gives their ratio. Configurations, in one process and one run:
 
 - eve-py on SQLite with `synchronous=FULL` (the default) and `NORMAL`, and on `MemorySessionStore`;
 - LangGraph with `SqliteSaver` (when `langgraph` and `langgraph-checkpoint-sqlite` are installed):
