@@ -148,8 +148,8 @@ class SQLiteSessionStore:
     async def _run(self, fn: Callable[[sqlite3.Connection], _T], *, quick: bool = False) -> _T:
         """`fn(connection)` in the worker thread; with `quick`, first on the loop if it need not wait.
 
-        `fn` must not change anything outside the database (it may be run twice) unless it
-        succeeds.
+        `fn` may be run twice (on the loop, then in the thread when it found the lock taken):
+        what it changes outside the database must be harmless to repeat, as the caches are.
         """
         if quick and self._quick_lock.acquire(blocking=False):
             try:
