@@ -56,9 +56,9 @@ import anyio
 
 from eve_py import Runtime, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.events import Event, dump_event
-from eve_py.models.base import Model, ModelRequest, ModelResponse
-from eve_py.models.messages import Message, dump_message
+from eve_py.models._base import Model, ModelRequest, ModelResponse
+from eve_py.protocol import Event, dump_event
+from eve_py.protocol.messages import Message, dump_message
 from eve_py.sessions import ForwardingStore, MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
 
 REPO = Path(__file__).resolve().parent.parent

@@ -133,8 +133,8 @@ def eve_per_step(port: int, steps: int, runs: int, warmup: int, stream: bool) ->
     import httpx
 
     from eve_py import Agent, Runtime, define_tool, disable_tool
-    from eve_py.events import Event
     from eve_py.models import ChatCompletionsModel
+    from eve_py.protocol import Event
 
     async def add_one(n: int) -> int:
         """Add one."""

@@ -6,10 +6,8 @@ Authoring (`define_tool`, `define_client_tool`, `disable_tool`, `define_agent`),
 the mock model in `eve_py.testing`. `__version__` is the installed distribution's version.
 """
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _distribution_version
-from pathlib import Path as _Path
-
+from eve_py._moved import install as _install_moved
+from eve_py._version import version as _version
 from eve_py.agent import Agent, load_agent
 from eve_py.authoring import (
     AgentDefinition,
@@ -47,9 +45,9 @@ from eve_py.errors import (
     ToolResolutionError,
     UnknownRequestError,
 )
-from eve_py.harness import Event, Runtime, Session, TurnResult, check_pairing
+from eve_py.harness import Runtime, Session, check_pairing
 from eve_py.models import Model
-from eve_py.parking import InputOption, InputRequest, InputResponse
+from eve_py.protocol import Event, InputOption, InputRequest, InputResponse, TurnResult
 from eve_py.resolvers import (
     AcceptedElicitation,
     CancelledElicitation,
@@ -117,21 +115,6 @@ __all__ = (
 )
 
 
-def _version() -> str:
-    """The installed distribution's version; from a source tree never installed, its pyproject's."""
-    try:
-        return _distribution_version("eve-py")
-    except PackageNotFoundError:
-        pass
-    import tomllib  # only on this fallback path: most imports never need it
-
-    try:
-        with (_Path(__file__).resolve().parent.parent / "pyproject.toml").open("rb") as file:
-            project = tomllib.load(file).get("project", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return "0+unknown"
-    found = project.get("version") if project.get("name") == "eve-py" else None
-    return found if isinstance(found, str) else "0+unknown"
-
-
 __version__ = _version()
+
+_install_moved()

@@ -6,14 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eve_py.authoring.agent import AgentDefinition
-from eve_py.authoring.definition import DisabledTool, ToolDefinition
-from eve_py.compiler.app import compile_app_definitions
-from eve_py.compiler.discovery import ImportTimedOut, LoadFailure, import_timeout, load_module
-from eve_py.errors import ModelConfigurationError
-from eve_py.models.base import Model
-from eve_py.tools.ask_question import FRAMEWORK_TOOLS
-from eve_py.tools.resolved import ResolvedTool, resolve_tool
+from eve_py.authoring._agent import AgentDefinition
+from eve_py.authoring._definition import DisabledTool, ToolDefinition
+from eve_py.compiler._app import compile_app_definitions
+from eve_py.models import Model, load_mock_model
+from eve_py.tools._ask_question import FRAMEWORK_TOOLS
+from eve_py.tools._resolved import ResolvedTool, resolve_tool
 
 __all__ = ("Agent", "load_agent", "load_mock_model")
 
@@ -107,35 +105,6 @@ def _mcp_tools(app_dir: Path) -> dict[str, ResolvedTool]:
     """The tools of the MCP servers declared in `agent/connections/` (needs the mcp extra)."""
     if not (app_dir / "agent" / "connections").is_dir():
         return {}
-    from eve_py.mcp.loading import connection_tools  # the mcp extra is optional: imported only here
+    from eve_py.mcp.connect import connection_tools  # the mcp extra is optional: imported only here
 
     return connection_tools(app_dir)
-
-
-def load_mock_model(app_dir: str | Path) -> Model:
-    """Load `agent/mock_model.py`'s `model` (what `--model mock` uses).
-
-    Raises:
-        ModelConfigurationError: The file is missing, fails to import (or does not finish within
-            `$EVE_IMPORT_TIMEOUT`, default 5 s), or exports no `Model`.
-    """
-    app_dir = Path(app_dir)
-    path = app_dir / "agent" / "mock_model.py"
-    if not path.is_file():
-        raise ModelConfigurationError(
-            f"--model mock needs {path}, exporting model = MockModel(responder); this app has none"
-        )
-    loaded = load_module(path, app_dir=app_dir, timeout_s=import_timeout(None))
-    if isinstance(loaded, ImportTimedOut):
-        raise ModelConfigurationError(
-            f"{path} did not finish importing within {loaded.timeout_s:g} s; eve-py stopped waiting for it "
-            "(raise the bound with EVE_IMPORT_TIMEOUT)"
-        )
-    if isinstance(loaded, LoadFailure):
-        raise ModelConfigurationError(
-            f"{path} failed to import: {type(loaded.error).__name__}: {loaded.error} ({loaded.location})"
-        ) from loaded.error
-    model = getattr(loaded, "model", None)
-    if not isinstance(model, Model):
-        raise ModelConfigurationError(f'Expected the export "model" from "{path}" to be a Model such as MockModel(...)')
-    return model

@@ -33,6 +33,8 @@ EveError
         └── ModelConnectionError the provider could not be reached (after retries)
 ```
 
+`Diagnostic` is the one name here that is not an exception: what a `CompileError` carries.
+
 Session errors are raised *before* anything is written, so catching one and retrying with
 a corrected input is always safe.
 """
@@ -40,15 +42,14 @@ a corrected input is always safe.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from eve_py.compiler.diagnostics import Diagnostic
+from dataclasses import dataclass
+from typing import Literal
 
 __all__ = (
     "ApiError",
     "AuthenticationError",
     "CompileError",
+    "Diagnostic",
     "EvalAssertionError",
     "EvalConfigurationError",
     "EvalError",
@@ -100,6 +101,35 @@ class ToolResolutionError(UsageError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Diagnostic:
+    """One compile problem.
+
+    Codes: `E001` no `agent/` folder; `E101` tool file raised while importing (any
+    `BaseException`: `SystemExit`, `KeyboardInterrupt` and `CancelledError` too); `E102` no `tool`
+    attribute; `E103` export is not a `ToolDefinition`; `E104` no executor on a tool that is not
+    client-resolved; `E105` client-resolved tool with an executor; `E106` invalid schema;
+    `E107` invalid tool name; `E108` two files give the same tool name; `E109` client-resolved
+    tool that needs approval; `E110` a field of the wrong type (description, needs_approval,
+    to_model_output); `E111` tool file did not finish importing within the import timeout;
+    `E201` bad `agent.py`; `E202` `agent.py` did not finish importing in time; `W101`
+    `disable_tool()` for a name that is no framework tool.
+    """
+
+    severity: Literal["error", "warning"]
+    code: str
+    path: str
+    """The file, relative to the app's `agent/` folder."""
+    message: str
+    hint: str | None = None
+    """How to fix it."""
+
+    def render(self) -> str:
+        """One readable line, plus the hint on a second line when there is one."""
+        text = f"{self.path}: {self.severity} {self.code}: {self.message}"
+        return f"{text}\n    hint: {self.hint}" if self.hint else text
 
 
 class CompileError(UsageError):

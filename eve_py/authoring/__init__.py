@@ -1,7 +1,8 @@
 """Authoring API: what an app's `agent/` files call."""
 
-from eve_py.authoring.agent import AgentDefinition, define_agent
-from eve_py.authoring.definition import (
+from eve_py._context import ApprovalContext, ToolContext
+from eve_py.authoring._agent import AgentDefinition, define_agent
+from eve_py.authoring._definition import (
     ApprovalPolicy,
     DisabledTool,
     ToolDefinition,
@@ -9,7 +10,6 @@ from eve_py.authoring.definition import (
     define_tool,
     disable_tool,
 )
-from eve_py.context import ApprovalContext, ToolContext
 
 __all__ = (
     "AgentDefinition",

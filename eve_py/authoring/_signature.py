@@ -17,10 +17,11 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, create_model
 
+from eve_py._context import ToolContext
 from eve_py._json import JsonSchema
-from eve_py.context import ToolContext
 from eve_py.errors import ToolDefinitionError
-from eve_py.resolvers.plan import (
+from eve_py.protocol.pending import RecordedOutcome
+from eve_py.resolvers._plan import (
     Dependency,
     PlanBuilder,
     find_resolve,
@@ -28,7 +29,7 @@ from eve_py.resolvers.plan import (
     is_context_annotation,
     union_wraps_resolve,
 )
-from eve_py.resolvers.solver import Question, RecordedOutcome, resolve_parameters
+from eve_py.resolvers._solver import Question, resolve_parameters
 
 __all__ = ("Completed", "ExecutorPlan", "NeedsInput", "plan_executor")
 
@@ -97,6 +98,25 @@ class ExecutorPlan:
         return Completed(await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs)))
 
 
+def _signature(fn: Callable[..., Any], *, tool: str) -> inspect.Signature:
+    """`fn`'s signature with its annotations resolved.
+
+    Raises:
+        ToolDefinitionError: It cannot be read, or an annotation cannot be resolved.
+    """
+    try:
+        # eval_str resolves string annotations (`from __future__ import annotations`) for plain
+        # functions, bound methods, partials and callable objects alike.
+        return inspect.signature(fn, eval_str=True)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"tool {tool!r}: cannot read the signature of its executor: {exc}") from exc
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"tool {tool!r}: cannot resolve the executor's type annotations ({type(exc).__name__}: {exc}); "
+            "define the annotated types at module level"
+        ) from exc
+
+
 def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
     """Analyse `fn`'s signature (and its resolvers) once.
 
@@ -109,18 +129,7 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
             annotation cannot be resolved, or the resolver DAG is invalid (cycle, unclassifiable
             resolver parameter, `Resolve` in a union, two `Elicit` arms in a return annotation).
     """
-    try:
-        # eval_str resolves string annotations (`from __future__ import annotations`) for plain
-        # functions, bound methods, partials and callable objects alike.
-        signature = inspect.signature(fn, eval_str=True)
-    except (TypeError, ValueError) as exc:
-        raise ToolDefinitionError(f"tool {tool!r}: cannot read the signature of its executor: {exc}") from exc
-    except Exception as exc:
-        raise ToolDefinitionError(
-            f"tool {tool!r}: cannot resolve the executor's type annotations ({type(exc).__name__}: {exc}); "
-            "define the annotated types at module level"
-        ) from exc
-
+    signature = _signature(fn, tool=tool)
     fn_name = getattr(fn, "__name__", tool)
     fields: dict[str, Any] = {}
     context_params: list[str] = []

@@ -9,6 +9,6 @@ async with Client("http://127.0.0.1:8000", token="s3cret") as client:
 ```
 """
 
-from eve_py.client.client import Accepted, Client, RemoteSession, StreamError
+from eve_py.client._client import Accepted, Client, RemoteSession, StreamError
 
 __all__ = ("Accepted", "Client", "RemoteSession", "StreamError")

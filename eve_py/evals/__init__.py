@@ -20,12 +20,12 @@ installed by the `evals` extra.
 """
 
 from eve_py.errors import EvalAssertionError, EvalConfigurationError, EvalError
-from eve_py.evals.backend import EvalBackend, EvalSession, InProcessBackend
-from eve_py.evals.calls import ToolCall
-from eve_py.evals.definition import EvalConfig, EvalDefinition, define_eval, define_eval_config
-from eve_py.evals.discovery import EvalCase, EvalSuite, discover_evals
-from eve_py.evals.driver import EvalDriver, Turn, option_answer
-from eve_py.evals.runner import EvalFailure, EvalResult, run_eval, run_evals
+from eve_py.evals._backend import EvalBackend, EvalSession, InProcessBackend
+from eve_py.evals._calls import ToolCall
+from eve_py.evals._definition import EvalConfig, EvalDefinition, define_eval, define_eval_config
+from eve_py.evals._discovery import EvalCase, EvalSuite, discover_evals
+from eve_py.evals._driver import EvalDriver, Turn, option_answer
+from eve_py.evals._runner import EvalFailure, EvalResult, run_eval, run_evals
 
 __all__ = (
     "EvalAssertionError",

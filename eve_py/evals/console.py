@@ -12,9 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
-from eve_py.evals.discovery import EvalCase
+from eve_py.evals._discovery import EvalCase
+from eve_py.evals._runner import EvalResult
 from eve_py.evals.report import EvalRun
-from eve_py.evals.runner import EvalResult
 
 __all__ = ("ConsoleReporter", "print_listing")
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from eve_py._json import JsonObject, JsonValue
-from eve_py.evals.runner import EvalResult
+from eve_py.evals._runner import EvalResult
 
 __all__ = ("EvalRun", "junit_xml", "result_record", "summary_record", "write_artifacts", "write_junit")
 

@@ -1,26 +1,35 @@
-"""The harness: drives turns (the agent loop), commits their writes, and runs tool calls.
+"""The harness: carries out parking's decisions, drives turns (the agent loop), and commits every write.
 
-Where things happen: `loop.py` drives a turn step by step; `calls.py` runs a step's calls;
-`settling.py` runs what a settled batch needs run; `writes.py` commits every state change;
-`runtime.py` is the public `Runtime` and `Session`. The decisions themselves (which calls park,
-whether an answer is accepted, how a batch settles) are pure functions in `eve_py.parking`.
+Where things happen, each module named after the decision in `eve_py.parking` it carries out:
+
+- `_park`: runs a step's tool calls; the calls `parking._park` says must wait are parked.
+- `_accept`: where a person's answers are accepted (`Session.respond`) and written.
+- `_settle`: runs what a settled batch needs run (`parking._settle`) and writes the step.
+- `_loop`: the agent loop (`TurnDriver`): model step -> calls -> results, until the turn parks or ends.
+- `_commit`: how every state change reaches the store, the event listener and the conversation cache.
+- `_runtime` and `_session`: the public `Runtime` and `Session`; `_turns`: the registry of turns running here.
 """
 
-from eve_py.events import Event, EventMeta
-from eve_py.harness.pairing import check_pairing
-from eve_py.harness.runtime import Runtime
-from eve_py.harness.session import Session
-from eve_py.harness.turn_result import TurnResult, TurnStatus
-from eve_py.harness.writes import Committed, EventListener
+from eve_py._moved import moved_names
+from eve_py.harness._commit import Committed, EventListener
+from eve_py.harness._pairing import check_pairing
+from eve_py.harness._runtime import Runtime
+from eve_py.harness._session import Session
 
 __all__ = (
     "Committed",
-    "Event",
     "EventListener",
-    "EventMeta",
     "Runtime",
     "Session",
-    "TurnResult",
-    "TurnStatus",
     "check_pairing",
+)
+
+__getattr__ = moved_names(
+    "eve_py.harness",
+    {
+        "Event": "eve_py.protocol",
+        "EventMeta": "eve_py.protocol",
+        "TurnResult": "eve_py.protocol",
+        "TurnStatus": "eve_py.protocol:TurnResultStatus",
+    },
 )

@@ -5,8 +5,8 @@ compatible servers), `AnthropicModel` the Anthropic Messages API; `resolve_model
 model string into one of them.
 """
 
-from eve_py.models.anthropic import AnthropicModel
-from eve_py.models.base import (
+from eve_py.models._anthropic import AnthropicModel
+from eve_py.models._base import (
     DeltaListener,
     Model,
     ModelDelta,
@@ -15,7 +15,11 @@ from eve_py.models.base import (
     ModelToolCall,
     ToolSpec,
 )
-from eve_py.models.messages import (
+from eve_py.models._mock import load_mock_model
+from eve_py.models._openai import ChatCompletionsModel
+from eve_py.models._registry import resolve_model
+from eve_py.models._retry import RetryPolicy
+from eve_py.protocol.messages import (
     AssistantMessage,
     Message,
     TextPart,
@@ -24,9 +28,6 @@ from eve_py.models.messages import (
     ToolResultPart,
     UserMessage,
 )
-from eve_py.models.openai import ChatCompletionsModel
-from eve_py.models.registry import resolve_model
-from eve_py.models.retry import RetryPolicy
 
 __all__ = (
     "AnthropicModel",
@@ -46,5 +47,6 @@ __all__ = (
     "ToolResultPart",
     "ToolSpec",
     "UserMessage",
+    "load_mock_model",
     "resolve_model",
 )

@@ -18,9 +18,9 @@ import httpx
 
 from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import ModelConnectionError, ModelError, ModelHTTPError
+from eve_py.models._base import DeltaListener, ModelRequest, ModelResponse
+from eve_py.models._retry import RetryPolicy, retry_after_seconds
 from eve_py.models._sse import is_event_stream
-from eve_py.models.base import DeltaListener, ModelRequest, ModelResponse
-from eve_py.models.retry import RetryPolicy, retry_after_seconds
 
 __all__ = ("DEFAULT_TIMEOUT", "RETRY_LOGGER", "HTTPModel", "ProviderHTTP", "decode_object")
 

@@ -7,7 +7,7 @@ import json
 import re
 
 from eve_py._json import JsonObject, JsonValue
-from eve_py.models.messages import ToolResultPart
+from eve_py.protocol.messages import ToolResultPart
 
 __all__ = ("dumps", "output_text", "parse_arguments", "wire_call_id")
 

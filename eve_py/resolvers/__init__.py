@@ -1,6 +1,7 @@
 """Resolver dependency injection: `Annotated[T, Resolve(fn)]` parameters, elicitation by parking."""
 
-from eve_py.resolvers.markers import (
+from eve_py.protocol.pending import RecordedOutcome
+from eve_py.resolvers._markers import (
     AcceptedElicitation,
     CancelledElicitation,
     DeclinedElicitation,
@@ -8,7 +9,7 @@ from eve_py.resolvers.markers import (
     ElicitationResult,
     Resolve,
 )
-from eve_py.resolvers.solver import Question, RecordedOutcome, question_digest
+from eve_py.resolvers._solver import Question, question_digest
 
 __all__ = (
     "AcceptedElicitation",

@@ -9,9 +9,9 @@ app = create_app(runtime, tokens=["s3cret"])   # a Starlette app; serve it with 
 `eve-py serve APP_DIR` does the same from the command line. See `docs/server.md`.
 """
 
-from eve_py.server.app import API_PREFIX, create_app
-from eve_py.server.auth import principal_for, tokens_from_env
-from eve_py.server.owners import MemoryOwners, OwnerStore, SQLiteOwners
+from eve_py.server._app import API_PREFIX, create_app
+from eve_py.server._auth import principal_for, tokens_from_env
+from eve_py.server._owners import MemoryOwners, OwnerStore, SQLiteOwners
 
 __all__ = (
     "API_PREFIX",

@@ -3,11 +3,12 @@
 `PostgresSessionStore` lives in `eve_py.sessions.postgres` (the `postgres` extra).
 """
 
-from eve_py.sessions.forwarding import ForwardingStore
-from eve_py.sessions.memory import MemorySessionStore
-from eve_py.sessions.record import Lease, SessionRecord, SessionStatus, TurnState
-from eve_py.sessions.sqlite import SQLiteSessionStore
-from eve_py.sessions.store import SessionStore
+from eve_py.protocol.turns import SessionStatus, TurnState
+from eve_py.sessions._forwarding import ForwardingStore
+from eve_py.sessions._memory import MemorySessionStore
+from eve_py.sessions._record import Lease, SessionRecord
+from eve_py.sessions._sqlite import SQLiteSessionStore
+from eve_py.sessions._store import SessionStore
 
 __all__ = (
     "ForwardingStore",

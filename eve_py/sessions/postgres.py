@@ -26,10 +26,10 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from pydantic import TypeAdapter
 
 from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError, UsageError
-from eve_py.events import Event, dump_event, load_event
-from eve_py.models.messages import Message
-from eve_py.sessions.feed import CANCEL_CHANNEL, EVENTS_CHANNEL, Notice, parse_notice
-from eve_py.sessions.record import SessionRecord
+from eve_py.protocol import Event, dump_event, load_event
+from eve_py.protocol.messages import Message
+from eve_py.sessions._feed import CANCEL_CHANNEL, EVENTS_CHANNEL, Notice, parse_notice
+from eve_py.sessions._record import SessionRecord
 
 __all__ = ("POSTGRES_SCHEMA_VERSION", "PostgresSessionStore", "migrate", "schema_version")
 

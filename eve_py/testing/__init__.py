@@ -1,6 +1,6 @@
 """Test helpers: `MockModel`, the one sanctioned fake model."""
 
-from eve_py.testing.mock_model import (
+from eve_py.testing._mock_model import (
     MockModel,
     MockModelRequest,
     MockResponse,

@@ -4,8 +4,8 @@ The load-time normalizer (`resolve_tool` turns a `ToolDefinition` into a `Resolv
 framework tools (the built-in `ask_question`).
 """
 
-from eve_py.tools.ask_question import ASK_QUESTION_TOOL, ASK_QUESTION_TOOL_NAME
-from eve_py.tools.resolved import ResolvedTool, resolve_tool, tool_name_from_path
+from eve_py.tools._ask_question import ASK_QUESTION_TOOL, ASK_QUESTION_TOOL_NAME
+from eve_py.tools._resolved import ResolvedTool, resolve_tool, tool_name_from_path
 
 __all__ = (
     "ASK_QUESTION_TOOL",

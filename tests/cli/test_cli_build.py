@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eve_py.cli.main import main
+from eve_py.cli._main import main
 
 BROKEN_TOOLS = {
     "not_a_tool.py": 'tool = {"description": "a dict"}\n',

@@ -12,7 +12,7 @@ from typing import cast
 
 import pytest
 
-from eve_py.cli.main import main
+from eve_py.cli._main import main
 
 RunEve = Callable[..., "subprocess.CompletedProcess[str]"]
 

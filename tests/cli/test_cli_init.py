@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import eve_py
-from eve_py.cli.main import main
+from eve_py.cli._main import main
 from tests.cli.conftest import REPO, RunEve, WriteAnswers
 
 APP_FILES = [
@@ -109,7 +109,7 @@ def test_init_writes_the_app_and_says_what_to_do_next(tmp_path: Path, capsys: py
 def test_init_suggests_the_evals_extra_when_rich_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("eve_py.cli.init.find_spec", lambda name: None)  # as on a plain `pip install eve-py`
+    monkeypatch.setattr("eve_py.cli._init.find_spec", lambda name: None)  # as on a plain `pip install eve-py`
 
     assert main(["init", str(tmp_path / "my-app")]) == 0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from eve_py.cli.render import Renderer as _Renderer
-from eve_py.events import new_event
-from eve_py.events.payloads import (
+from eve_py.cli._render import Renderer as _Renderer
+from eve_py.protocol import new_event
+from eve_py.protocol.payloads import (
     ActionInputAppendedData,
     ActionResultData,
     MessageAppendedData,

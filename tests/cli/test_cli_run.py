@@ -14,7 +14,7 @@ import pytest
 
 from eve_py import Runtime, Session, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.cli.main import main
+from eve_py.cli._main import main
 from eve_py.sessions import SQLiteSessionStore
 
 RunEve = Callable[..., "subprocess.CompletedProcess[str]"]

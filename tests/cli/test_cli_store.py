@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from eve_py.cli.main import main
+from eve_py.cli._main import main
 from tests.cli.conftest import RunEve
 
 NOT_A_DATABASE = b"name,amount\nada,30\n" * 50

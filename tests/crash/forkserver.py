@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from eve_py import EveError, Runtime, TurnResult  # noqa: E402
 from eve_py._json import JsonValue  # noqa: E402
-from eve_py.events import Event  # noqa: E402
-from eve_py.models.messages import Message  # noqa: E402
+from eve_py.protocol import Event  # noqa: E402
+from eve_py.protocol.messages import Message  # noqa: E402
 from eve_py.sessions import ForwardingStore, SessionRecord, SQLiteSessionStore  # noqa: E402
 from tests.crash.flows import MESSAGES, agent, answer, emit, model  # noqa: E402
 

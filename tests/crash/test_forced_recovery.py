@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from eve_py import check_pairing
-from eve_py.models.messages import ToolMessage
+from eve_py.protocol.messages import ToolMessage
 from eve_py.sessions import SQLiteSessionStore
 from tests.crash.flows import FINAL_MESSAGES
 from tests.crash.forks import ForkServer, fork_server

@@ -22,8 +22,8 @@ import anyio
 import pytest
 
 from eve_py import check_pairing
-from eve_py.events import InputRequested, InputResolved
-from eve_py.models.messages import AssistantMessage, ToolMessage
+from eve_py.protocol import InputRequested, InputResolved
+from eve_py.protocol.messages import AssistantMessage, ToolMessage
 from eve_py.sessions import SQLiteSessionStore
 from tests.crash.flows import FINAL_MESSAGES
 from tests.crash.forks import ForkServer, fork_server

@@ -14,7 +14,7 @@ import pytest
 from eve_py import load_agent
 from eve_py.agent import Agent, load_mock_model
 from eve_py.evals import EvalDriver, InProcessBackend
-from eve_py.models.base import Model
+from eve_py.models._base import Model
 from tests.conftest import HITL_APP, REPO
 
 RunEve = Callable[..., "subprocess.CompletedProcess[str]"]

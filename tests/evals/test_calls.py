@@ -6,8 +6,8 @@ import pytest
 
 from eve_py import InputResponse, Runtime
 from eve_py.agent import Agent
-from eve_py.evals.calls import collect_tool_calls
-from eve_py.models.base import Model
+from eve_py.evals._calls import collect_tool_calls
+from eve_py.models._base import Model
 
 pytestmark = pytest.mark.anyio
 

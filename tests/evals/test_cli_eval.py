@@ -16,8 +16,8 @@ import uvicorn
 
 from eve_py import Runtime
 from eve_py.agent import Agent
-from eve_py.cli.main import main
-from eve_py.models.base import Model
+from eve_py.cli._main import main
+from eve_py.models._base import Model
 from eve_py.server import create_app
 from eve_py.sessions import MemorySessionStore
 from tests.evals.conftest import RunEve, WriteEval

@@ -9,8 +9,8 @@ import pytest
 from eve_py import Agent, define_tool
 from eve_py.errors import EvalAssertionError, EvalConfigurationError
 from eve_py.evals import EvalDriver, InProcessBackend, option_answer
-from eve_py.events import InputResolved
-from eve_py.parking.requests import InputOption, InputRequest, InputResponse, ToolCallAction
+from eve_py.protocol import InputResolved
+from eve_py.protocol.requests import InputOption, InputRequest, InputResponse, ToolCallAction
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 
 pytestmark = pytest.mark.anyio

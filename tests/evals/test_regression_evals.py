@@ -13,13 +13,13 @@ import pytest
 
 from eve_py.agent import Agent
 from eve_py.evals import EvalBackend, EvalResult, InProcessBackend, discover_evals, run_evals
-from eve_py.evals.backend import InProcessSession
-from eve_py.events import ActionResult, AnyEvent, InputResolved, new_event
-from eve_py.events.payloads import ActionResultData, ToolResultAction
-from eve_py.harness.turn_result import TurnResult
-from eve_py.models.base import Model
-from eve_py.models.messages import Message, ToolMessage
-from eve_py.parking.requests import InputResponse
+from eve_py.evals._backend import InProcessSession
+from eve_py.models._base import Model
+from eve_py.protocol import ActionResult, AnyEvent, InputResolved, new_event
+from eve_py.protocol.messages import Message, ToolMessage
+from eve_py.protocol.payloads import ActionResultData, ToolResultAction
+from eve_py.protocol.requests import InputResponse
+from eve_py.protocol.turns import TurnResult
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP
 

@@ -11,7 +11,7 @@ import pytest
 from eve_py.agent import Agent
 from eve_py.evals import InProcessBackend, discover_evals, run_evals
 from eve_py.evals.report import EvalRun, junit_xml, write_artifacts, write_junit
-from eve_py.models.base import Model
+from eve_py.models._base import Model
 from tests.evals.conftest import WriteEval
 
 pytestmark = pytest.mark.anyio

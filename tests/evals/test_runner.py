@@ -9,7 +9,7 @@ import pytest
 
 from eve_py.agent import Agent
 from eve_py.evals import EvalCase, EvalDriver, EvalResult, InProcessBackend, define_eval, discover_evals, run_evals
-from eve_py.models.base import Model
+from eve_py.models._base import Model
 from tests.evals.conftest import WriteEval
 
 pytestmark = pytest.mark.anyio

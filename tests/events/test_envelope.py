@@ -1,4 +1,4 @@
-"""Event ids, other ids and timestamps (`eve_py.events.envelope`), and how `new_event` builds an event."""
+"""Event ids, other ids and timestamps (`eve_py.protocol.envelope`), and how `new_event` builds an event."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from eve_py.events import (
+from eve_py.protocol import (
     dump_event,
     envelope,
     load_event,
@@ -21,8 +21,8 @@ from eve_py.events import (
     new_id,
     now_iso,
 )
-from eve_py.events.payloads import StepStartedData
-from eve_py.sessions.codec import encode
+from eve_py.protocol.payloads import StepStartedData
+from eve_py.sessions._codec import encode
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 EVENT_ID = re.compile(r"^evt_[0-9A-HJKMNP-TV-Z]{26}$")

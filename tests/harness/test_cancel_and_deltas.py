@@ -6,9 +6,9 @@ import anyio
 import pytest
 
 from eve_py import Agent, Runtime, check_pairing, define_tool
-from eve_py.events import ActionInputAppended, Event, MessageAppended, MessageCompleted
 from eve_py.harness import Committed
 from eve_py.models import ModelDelta, ModelRequest, ModelResponse, ModelToolCall
+from eve_py.protocol import ActionInputAppended, Event, MessageAppended, MessageCompleted
 from eve_py.testing import MockModel
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from eve_py import Agent, Runtime, SessionStateError, define_tool
-from eve_py.events import Event
-from eve_py.models.messages import Message
+from eve_py.protocol import Event
+from eve_py.protocol.messages import Message
 from eve_py.sessions import ForwardingStore, SessionRecord, SessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 

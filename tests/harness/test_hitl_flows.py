@@ -22,9 +22,9 @@ from eve_py import (
     load_agent,
 )
 from eve_py.agent import load_mock_model
-from eve_py.events import ActionResult
 from eve_py.harness import Committed
-from eve_py.models.messages import AssistantMessage, Message, ToolMessage
+from eve_py.protocol import ActionResult
+from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from eve_py import Agent, InputResponse, Runtime, check_pairing, define_tool
-from eve_py.events import TurnFailed
-from eve_py.models.messages import ToolMessage
+from eve_py.protocol import TurnFailed
+from eve_py.protocol.messages import ToolMessage
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall, Responder
 

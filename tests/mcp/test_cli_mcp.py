@@ -10,8 +10,8 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.client import Client
 
-from eve_py.cli.main import main
-from eve_py.sessions.sqlite import SQLiteSessionStore
+from eve_py.cli._main import main
+from eve_py.sessions._sqlite import SQLiteSessionStore
 from tests.conftest import HITL_APP
 
 

@@ -18,7 +18,7 @@ from mcp.types.version import LATEST_MODERN_VERSION
 from eve_py import Runtime, load_agent
 from eve_py.agent import load_mock_model
 from eve_py.mcp.channel import agent_channel
-from eve_py.sessions.sqlite import SQLiteSessionStore
+from eve_py.sessions._sqlite import SQLiteSessionStore
 from tests.conftest import HITL_APP
 
 pytestmark = pytest.mark.anyio

@@ -16,15 +16,15 @@ import mcp.types as types
 import pytest
 
 from eve_py import InputResponse, Runtime, load_agent
+from eve_py._context import ToolContext
 from eve_py.agent import Agent, load_mock_model
-from eve_py.context import ToolContext
 from eve_py.errors import ToolDefinitionError, ToolError, ToolResolutionError
 from eve_py.mcp import define_mcp_server
-from eve_py.mcp.remote import remote_plan
-from eve_py.models.messages import ToolMessage
-from eve_py.sessions.sqlite import SQLiteSessionStore
+from eve_py.mcp.connect._remote import remote_plan
+from eve_py.protocol.messages import ToolMessage
+from eve_py.sessions._sqlite import SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
-from eve_py.tools.resolved import ResolvedTool
+from eve_py.tools._resolved import ResolvedTool
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.anyio

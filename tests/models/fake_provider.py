@@ -38,8 +38,8 @@ import anyio
 import anyio.abc
 import h11
 
-from eve_py.models.base import ModelRequest, ToolSpec
-from eve_py.models.messages import (
+from eve_py.models._base import ModelRequest, ToolSpec
+from eve_py.protocol.messages import (
     AssistantMessage,
     Message,
     TextPart,

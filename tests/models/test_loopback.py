@@ -17,9 +17,9 @@ import pytest
 
 from eve_py import InputResponse, Runtime, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.events import ActionInputAppended, Event, MessageAppended, MessageCompleted, TurnFailed
 from eve_py.harness import Committed
 from eve_py.models import AnthropicModel, ChatCompletionsModel, Model, ModelRequest, RetryPolicy, ToolMessage
+from eve_py.protocol import ActionInputAppended, Event, MessageAppended, MessageCompleted, TurnFailed
 from eve_py.testing import MockModel
 from tests.conftest import HITL_APP
 from tests.models.fake_provider import Brain, FakeProvider, Reply, ReplyCall, mock_brain, running_fake_provider

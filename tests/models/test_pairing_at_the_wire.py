@@ -277,8 +277,8 @@ def test_duplicate_and_orphan_results_get_the_providers_error_texts() -> None:
 
 
 def test_blank_text_in_a_stored_history_never_reaches_anthropic() -> None:
-    from eve_py.models.anthropic import to_anthropic_messages
-    from eve_py.models.messages import AssistantMessage, Message, TextPart, UserMessage
+    from eve_py.models._anthropic import to_anthropic_messages
+    from eve_py.protocol.messages import AssistantMessage, Message, TextPart, UserMessage
 
     history: list[Message] = [
         UserMessage(content="hi"),

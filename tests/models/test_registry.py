@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from eve_py import Agent, ModelConfigurationError, Runtime, load_agent
-from eve_py.cli.main import main
+from eve_py.cli._main import main
 from eve_py.models import AnthropicModel, ChatCompletionsModel, resolve_model
-from eve_py.models.registry import choose_model_spec
+from eve_py.models._registry import choose_model_spec
 from eve_py.testing import MockModel
 from tests.conftest import HITL_APP, REPO
 

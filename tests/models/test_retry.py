@@ -12,7 +12,7 @@ import pytest
 
 from eve_py.errors import ModelConnectionError, ModelHTTPError
 from eve_py.models import ChatCompletionsModel, ModelDelta, ModelRequest, RetryPolicy, UserMessage
-from eve_py.models.retry import retry_after_seconds
+from eve_py.models._retry import retry_after_seconds
 
 pytestmark = pytest.mark.anyio
 

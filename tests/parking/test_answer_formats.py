@@ -18,8 +18,8 @@ import pytest
 from pydantic import AnyUrl, BaseModel, Field
 
 from eve_py import Agent, InvalidAnswerError, Runtime, Session, define_client_tool
-from eve_py.cli.main import main
-from eve_py.parking.answers import schema_validator
+from eve_py.cli._main import main
+from eve_py.parking._answers import schema_validator
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 
 pytestmark = pytest.mark.anyio

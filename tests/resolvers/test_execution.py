@@ -26,7 +26,7 @@ from eve_py import (
     check_pairing,
     define_tool,
 )
-from eve_py.models.messages import ToolMessage
+from eve_py.protocol.messages import ToolMessage
 from eve_py.sessions import SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 

@@ -6,7 +6,7 @@ import pytest
 
 from eve_py import InputResponse, Runtime, Session, TurnResult, check_pairing, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.models.messages import ToolMessage
+from eve_py.protocol.messages import ToolMessage
 from eve_py.testing import MockModel
 from tests.conftest import REPO
 

@@ -22,8 +22,8 @@ from starlette.applications import Starlette
 
 from eve_py import Runtime
 from eve_py.agent import Agent, load_mock_model
-from eve_py.models.base import Model, ModelDelta, ModelRequest, ModelResponse
-from eve_py.models.messages import UserMessage
+from eve_py.models._base import Model, ModelDelta, ModelRequest, ModelResponse
+from eve_py.protocol.messages import UserMessage
 from eve_py.server import create_app
 from eve_py.sessions import MemorySessionStore, SessionStore
 from tests.conftest import HITL_APP, REPO

@@ -6,7 +6,7 @@ import pytest
 
 from eve_py.agent import Agent
 from eve_py.server import principal_for, tokens_from_env
-from eve_py.server.auth import ANONYMOUS, Authenticator
+from eve_py.server._auth import ANONYMOUS, Authenticator
 from tests.server.helpers import ALICE, BOB, PICK_BLUE, hitl_runtime, read_stream, serve
 
 pytestmark = pytest.mark.anyio

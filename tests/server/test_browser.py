@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from eve_py import Runtime, define_client_tool, load_agent
 from eve_py._json import JsonValue
 from eve_py.agent import Agent, load_mock_model
-from eve_py.models.messages import Message, ToolMessage
+from eve_py.protocol.messages import Message, ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.conftest import HITL_APP, REPO
 from tests.server.helpers import ALICE, GatedModel, hitl_runtime, serve

@@ -13,7 +13,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
-from eve_py.cli.serve import is_loopback
+from eve_py.cli._serve import is_loopback
 from eve_py.client import Client
 from tests.conftest import HITL_APP, REPO
 from tests.server.helpers import eve_serve

@@ -22,7 +22,7 @@ from eve_py import (
 from eve_py.agent import Agent
 from eve_py.client import Client
 from eve_py.errors import ApiError, AuthenticationError, SessionConflictError
-from eve_py.events import AnyEvent, UnknownEvent, is_turn_boundary, parse_event
+from eve_py.protocol import AnyEvent, UnknownEvent, is_turn_boundary, parse_event
 from tests.server.helpers import ALICE, GatedModel, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio

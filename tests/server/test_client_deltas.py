@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from eve_py.client import Client
-from eve_py.events import MessageAppended, is_turn_boundary
+from eve_py.protocol import MessageAppended, is_turn_boundary
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from eve_py.agent import Agent
-from eve_py.events import Event
-from eve_py.harness.runtime import Runtime
-from eve_py.models.messages import Message, ToolMessage
+from eve_py.harness._runtime import Runtime
+from eve_py.protocol import Event
+from eve_py.protocol.messages import Message, ToolMessage
 from eve_py.sessions import SessionRecord, SQLiteSessionStore
 from tests.server.helpers import ALICE, BOB, PICK_BLUE, GatedModel, hitl_runtime, read_stream, serve
 

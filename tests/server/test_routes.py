@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from eve_py.agent import Agent
-from eve_py.models.messages import ToolMessage
+from eve_py.protocol.messages import ToolMessage
 from eve_py.sessions import SQLiteSessionStore
 from tests.server.helpers import PICK_BLUE, GatedModel, Served, hitl_runtime, read_stream, serve
 

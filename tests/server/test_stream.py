@@ -76,8 +76,8 @@ async def test_replay_from_any_start_index_positive_or_negative(hitl_agent: Agen
 
 async def test_store_read_events_agree_on_negative_start(store: SessionStore) -> None:
     """Every store reads `[start, stop)` by index; a negative start means index 0, not Python slicing."""
-    from eve_py.events import TurnStarted, new_event
-    from eve_py.events.payloads import TurnStartedData
+    from eve_py.protocol import TurnStarted, new_event
+    from eve_py.protocol.payloads import TurnStartedData
     from eve_py.sessions import SessionRecord
 
     events = [new_event(TurnStartedData(sequence=n, turn_id=f"t{n}")) for n in range(5)]

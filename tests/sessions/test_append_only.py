@@ -95,7 +95,7 @@ async def test_every_window_of_the_logs_reads_the_same_from_sqlite_chunks_as_fro
 
 
 def test_the_store_codec_shrinks_eve_py_json_and_keeps_other_text_readable() -> None:
-    from eve_py.sessions.codec import decode, encode
+    from eve_py.sessions._codec import decode, encode
 
     event = (
         '{"type":"step.started","data":{"sequence":3,"turnId":"turn_01M86N4JP1F495EKZWK7MXCGPG","stepIndex":0,'
@@ -115,7 +115,7 @@ def test_the_store_codec_shrinks_eve_py_json_and_keeps_other_text_readable() -> 
 
 
 def test_a_record_encoded_against_a_base_takes_a_fraction_and_needs_that_base() -> None:
-    from eve_py.sessions.codec import decode, encode
+    from eve_py.sessions._codec import decode, encode
 
     base = (
         '{"schemaVersion":5,"id":"ses_01M86N4JP1F495EKZWK7MXCGPG","version":7,"createdAt":"2026-11-24T11:30:26.625Z",'
@@ -129,7 +129,7 @@ def test_a_record_encoded_against_a_base_takes_a_fraction_and_needs_that_base() 
 
 
 async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(tmp_path: Path) -> None:
-    from eve_py.sessions.codec import decode, encode
+    from eve_py.sessions._codec import decode, encode
 
     path = tmp_path / "v4.db"
     store = SQLiteSessionStore(path)

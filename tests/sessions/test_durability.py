@@ -27,8 +27,8 @@ from eve_py import (
     load_agent,
 )
 from eve_py.agent import load_mock_model
-from eve_py.events import Event, MessageCompleted, TurnFailed
-from eve_py.models.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
+from eve_py.protocol import Event, MessageCompleted, TurnFailed
+from eve_py.protocol.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
 from eve_py.sessions import ForwardingStore, SessionRecord, SessionStore, SQLiteSessionStore
 from eve_py.sessions.postgres import PostgresSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall

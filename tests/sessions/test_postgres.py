@@ -10,10 +10,10 @@ import pytest
 
 from eve_py import InputResponse, Runtime, SessionConflictError, StoreSchemaError, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.cli.main import main
+from eve_py.cli._main import main
 from eve_py.sessions import SQLiteSessionStore
-from eve_py.sessions.feed import Notice
-from eve_py.sessions.opening import open_store
+from eve_py.sessions._feed import Notice
+from eve_py.sessions._opening import open_store
 from eve_py.sessions.postgres import POSTGRES_SCHEMA_VERSION, PostgresSessionStore
 from tests.conftest import HITL_APP
 from tests.postgres import PostgresServer

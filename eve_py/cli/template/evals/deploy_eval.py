@@ -1,7 +1,7 @@
 """The deploy flow: the typed picker parks, its answer is the result, the deploy waits for approval."""
 
 from eve_py.evals import EvalDriver, define_eval
-from eve_py.events import ActionResult
+from eve_py.protocol import ActionResult
 
 PROMPT = (
     "Deploy the app. Use the ask_question tool to ask me which environment, offering exactly "

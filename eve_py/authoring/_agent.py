@@ -1,0 +1,49 @@
+"""`define_agent`: the agent's model, instructions and limits, from `agent/agent.py`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from eve_py.errors import UsageError
+
+if TYPE_CHECKING:
+    from eve_py.models._base import Model
+
+__all__ = ("AgentDefinition", "define_agent")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentDefinition:
+    """An agent as its author defined it in `agent/agent.py`."""
+
+    model: str | Model | None = None
+    """A `"provider/model"` string or a `Model` instance; None means it must be given at run time."""
+    instructions: str | None = None
+    """The system prompt. When None, `agent/instructions.md` is used if present."""
+    max_steps: int = 20
+    """Most model steps a turn takes in a row without a person's input; an answered batch
+    starts the count again, so the model can always act on an answer."""
+
+
+def define_agent(
+    *,
+    model: str | Model | None = None,
+    instructions: str | None = None,
+    max_steps: int = 20,
+) -> AgentDefinition:
+    """Define the agent of an app.
+
+    Args:
+        model: `"provider/model"` (e.g. `"anthropic/claude-sonnet-4.6"`) or a `Model`.
+        instructions: The system prompt; falls back to `agent/instructions.md`.
+        max_steps: Most model steps per turn, at least 1.
+
+    Raises:
+        UsageError: `max_steps` is below 1 or `instructions` is not a string.
+    """
+    if max_steps < 1:
+        raise UsageError(f"define_agent: max_steps must be at least 1, got {max_steps}")
+    if instructions is not None and not isinstance(instructions, str):
+        raise UsageError("define_agent: instructions must be a string")
+    return AgentDefinition(model=model, instructions=instructions, max_steps=max_steps)

@@ -1,0 +1,200 @@
+"""`ToolDefinition`, the one branded tool record, and the functions that make it.
+
+A tool file under `agent/tools/` exports `tool = define_tool(...)` (a tool the server
+executes), `tool = define_client_tool(...)` (a client-resolved tool: its result comes from a
+person or a client, never from server code) or `tool = disable_tool()` (removes the framework
+tool of the same name).
+
+Shapes are checked three times, on purpose: here when the definition is made, by the
+compiler (`eve-py build`), and by the runtime normalizer (`resolve_tool`) when an app loads.
+A definition rebuilt with `dataclasses.replace(...)` skips the first check, which is why the
+other two exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+import jsonschema
+from pydantic import BaseModel
+
+from eve_py._context import ApprovalContext
+from eve_py._json import JsonSchema, JsonValue
+from eve_py.authoring._signature import ExecutorPlan, plan_executor
+from eve_py.errors import ToolDefinitionError
+
+__all__ = (
+    "ApprovalPolicy",
+    "DisabledTool",
+    "SchemaLike",
+    "ToolDefinition",
+    "define_client_tool",
+    "define_tool",
+    "disable_tool",
+    "schema_from",
+)
+
+ApprovalPolicy: TypeAlias = bool | Callable[[ApprovalContext], bool | Awaitable[bool]]
+"""`True` (always ask), `False` (never ask), or a sync/async callable deciding per call."""
+
+SchemaLike: TypeAlias = type[BaseModel] | JsonSchema
+"""A pydantic model class or a JSON Schema object."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolDefinition:
+    """A tool as its author defined it. Make one with `define_tool` or `define_client_tool`."""
+
+    description: str
+    """What the tool does, shown to the model."""
+    execute: Callable[..., Any] | None
+    """The server executor; `None` for client-resolved tools."""
+    input_schema: JsonSchema
+    """The model-facing JSON Schema of the tool's input (an object schema)."""
+    output_schema: JsonSchema | None = None
+    """JSON Schema of the tool's result, or None. For a client tool, answers must satisfy it."""
+    client_resolved: bool = False
+    """True when a person or client supplies the result instead of an executor."""
+    needs_approval: ApprovalPolicy = False
+    """Whether a call must be approved by a person before the executor runs."""
+    to_model_output: Callable[[JsonValue], JsonValue] | None = None
+    """Projects the executor's output to what the model sees; events keep the full output."""
+    plan: ExecutorPlan | None = field(default=None, repr=False, compare=False)
+    """The executor's signature analysis, made once by `define_tool`."""
+
+
+@dataclass(frozen=True, slots=True)
+class DisabledTool:
+    """Exported as `tool` from `agent/tools/<name>.py`: removes the framework tool `<name>`."""
+
+
+def schema_from(schema: SchemaLike, *, what: str) -> JsonSchema:
+    """Turn a pydantic model class or a JSON Schema dict into a checked JSON Schema dict.
+
+    Raises:
+        ToolDefinitionError: `schema` is neither, or is not a valid JSON Schema.
+    """
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        result = schema.model_json_schema()
+    elif isinstance(schema, dict):
+        result = dict(schema)
+    else:
+        raise ToolDefinitionError(
+            f"{what} must be a pydantic model class or a JSON Schema object, got {type(schema).__name__}"
+        )
+    try:
+        jsonschema.Draft202012Validator.check_schema(result)
+    except jsonschema.SchemaError as exc:
+        raise ToolDefinitionError(f"{what} is not a valid JSON Schema: {exc.message}") from exc
+    return result
+
+
+def _check_description(description: object) -> str:
+    if not isinstance(description, str) or not description.strip():
+        raise ToolDefinitionError("a tool needs a non-empty description string")
+    return description
+
+
+def _check_approval(needs_approval: object) -> ApprovalPolicy:
+    if isinstance(needs_approval, bool) or callable(needs_approval):
+        return needs_approval
+    raise ToolDefinitionError(
+        f"needs_approval must be a bool or a callable taking an ApprovalContext, got {type(needs_approval).__name__}"
+    )
+
+
+def define_tool(
+    *,
+    description: str,
+    execute: Callable[..., Any] | None = None,
+    output_schema: SchemaLike | None = None,
+    needs_approval: ApprovalPolicy = False,
+    to_model_output: Callable[[JsonValue], JsonValue] | None = None,
+) -> ToolDefinition:
+    """Define a tool the server executes.
+
+    The model-facing input schema is derived from `execute`'s parameters (pydantic), leaving
+    out every parameter annotated `ToolContext`. Sync and async executors both work; sync
+    ones run in a worker thread.
+
+    Args:
+        description: What the tool does, shown to the model.
+        execute: The executor. Its keyword arguments are the model's validated input.
+        output_schema: Optional schema of the executor's result (pydantic model or JSON Schema).
+        needs_approval: `True`, `False`, or a callable `(ApprovalContext) -> bool` (sync or
+            async). A call that needs approval parks as a `tool-approval` input request and
+            the executor runs only once a person approves.
+        to_model_output: Optional projection of the output shown to the model.
+
+    Raises:
+        ToolDefinitionError: `execute` is missing or not callable, its signature cannot be
+            turned into a schema, or another argument has the wrong type.
+    """
+    description = _check_description(description)
+    if execute is None:
+        raise ToolDefinitionError(
+            "define_tool: Expected the tool to provide an execute function. Pass execute=..., or use "
+            "define_client_tool(...) for a tool whose result comes from a person or client."
+        )
+    if not callable(execute):
+        raise ToolDefinitionError(f"define_tool: execute must be callable, got {type(execute).__name__}")
+    if to_model_output is not None and not callable(to_model_output):
+        raise ToolDefinitionError("define_tool: to_model_output must be callable")
+    plan = plan_executor(execute, tool=getattr(execute, "__name__", description))
+    return ToolDefinition(
+        description=description,
+        execute=execute,
+        input_schema=plan.input_schema,
+        output_schema=None if output_schema is None else schema_from(output_schema, what="output_schema"),
+        client_resolved=False,
+        needs_approval=_check_approval(needs_approval),
+        to_model_output=to_model_output,
+        plan=plan,
+    )
+
+
+def define_client_tool(
+    *,
+    description: str,
+    input_schema: SchemaLike,
+    output_schema: SchemaLike | None = None,
+    execute: None = None,
+) -> ToolDefinition:
+    """Define a client-resolved tool: a person or client supplies its result.
+
+    When the model calls it, the call parks as an input request; the answer (validated
+    against `output_schema` when one is given) becomes the call's one tool result. No server
+    code ever runs for it.
+
+    Args:
+        description: What the tool does, shown to the model.
+        input_schema: The model-facing input, a pydantic model class or a JSON object schema.
+        output_schema: Schema the answer's `value` must satisfy, or None.
+        execute: Must not be given; present only so the mistake gets a clear error.
+
+    Raises:
+        ToolDefinitionError: `execute` was given, or a schema is invalid.
+    """
+    if execute is not None:
+        raise ToolDefinitionError(
+            'define_client_tool: client-resolved tools must not define "execute". The call is resolved by '
+            "the client/HITL channel, not the server. Use define_tool for tools that execute."
+        )
+    description = _check_description(description)
+    schema = schema_from(input_schema, what="input_schema")
+    if schema.get("type") != "object":
+        raise ToolDefinitionError('define_client_tool: input_schema must describe a JSON object ("type": "object")')
+    return ToolDefinition(
+        description=description,
+        execute=None,
+        input_schema=schema,
+        output_schema=None if output_schema is None else schema_from(output_schema, what="output_schema"),
+        client_resolved=True,
+    )
+
+
+def disable_tool() -> DisabledTool:
+    """Return the marker that removes the framework tool named like the file exporting it."""
+    return DisabledTool()

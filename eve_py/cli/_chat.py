@@ -1,0 +1,152 @@
+"""`eve-py chat APP_DIR`: a terminal chat that asks the person every parked question.
+
+Leaving is safe at any prompt (Ctrl-D, `/quit`): the answers already given to an open batch are
+kept (`respond(..., settle=False)`: the batch stays open for the rest), and the command that
+continues the session is printed with the same `--model`/`--store`. The questions of a batch are
+asked before its approvals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Sequence
+
+import anyio.to_thread
+
+from eve_py.agent import load_agent
+from eve_py.cli._prompts import Ask, QuitChat, ask_request
+from eve_py.cli._render import Renderer, say
+from eve_py.errors import EveError, InputResponseError
+from eve_py.harness._commit import Committed
+from eve_py.harness._runtime import Runtime
+from eve_py.harness._session import Session
+from eve_py.models._base import Model
+from eve_py.protocol.requests import InputRequest, InputResponse
+from eve_py.protocol.turns import TurnResult
+from eve_py.sessions._opening import open_store, store_spec
+
+__all__ = ("continue_command", "run_chat")
+
+CHAT_HELP = """\
+  Type a message and press Enter; the agent may ask questions or ask to run a tool.
+  At a question: a number, an option's id or label (several: 1,3), or your own words when
+  allowed; /skip leaves it unanswered, /help explains what it wants.
+  /quit or Ctrl-D leaves; answers given so far are kept and the chat can be continued later."""
+
+
+class _Leave(Exception):  # noqa: N818 - the person left, not an error
+    """The person left at a question (Ctrl-D or /quit)."""
+
+
+def continue_command(args: argparse.Namespace, session_id: str) -> str:
+    """The `eve-py chat` command that continues `session_id` with this run's --model and --store."""
+    words = ["eve-py", "chat", str(args.app_dir), "--session", session_id]
+    if args.model:
+        words += ["--model", args.model]
+    if args.store:
+        words += ["--store", str(args.store)]
+    return shlex.join(words)
+
+
+async def _keep(session: Session, answered: list[InputResponse]) -> None:
+    """Keep the answers given so far, the batch left open for the rest."""
+    if not answered:
+        return
+    try:
+        await session.respond(answered, settle=False)
+    except InputResponseError as exc:  # e.g. another client answered meanwhile
+        say(f"your answers could not be kept: {exc}")
+        return
+    say(f"kept your {len(answered)} answer(s) to this batch; the rest will be asked when you continue")
+
+
+async def _answer_batch(session: Session, requests: Sequence[InputRequest], ask: Ask) -> TurnResult:
+    """Ask every request of the parked batch (questions first, approvals last), then send the answers.
+
+    Raises:
+        _Leave: The person left at a question; what could be kept was sent.
+    """
+    asked = sorted(requests, key=lambda request: request.kind == "tool-approval")
+    answered: list[InputResponse] = []
+    try:
+        for request in asked:
+            answered.append(await ask_request(request, ask, say))  # noqa: PERF401 - kept when the person leaves
+    except (EOFError, QuitChat):
+        say("")
+        await _keep(session, answered)
+        raise _Leave from None
+    return await session.respond(answered)
+
+
+async def _converse(session: Session, result: TurnResult | None, ask: Ask) -> None:
+    """Answer parked batches and send messages until the person leaves."""
+    while True:
+        while result is not None and result.status == "waiting":
+            try:
+                result = await _answer_batch(session, result.input_requests, ask)
+            except InputResponseError as exc:
+                say(f"  ! {exc}")
+                await session.refresh()
+                if session.status != "waiting":
+                    say("  (the session is no longer waiting: another client answered first)")
+                    result = None
+                    continue
+                result = await session.resume()
+        line = (await ask("\nyou > ")).strip()
+        if line in ("/quit", "/exit"):
+            return
+        if line == "/help":
+            say(CHAT_HELP)
+        elif line:
+            result = await session.send(line)
+
+
+async def _still_waiting(session: Session) -> bool:
+    """Whether the session waits for an answer (for the parting hint; a store that fails says no)."""
+    try:
+        await session.refresh()
+    except EveError:
+        return False
+    return session.status == "waiting"
+
+
+async def read_line(prompt: str) -> str:
+    """Read one line from the terminal (in a worker thread: input() blocks)."""
+    return await anyio.to_thread.run_sync(input, prompt)
+
+
+async def run_chat(args: argparse.Namespace, model: Model | str | None) -> int:
+    """Run `eve-py chat` with parsed arguments and the chosen model (see `cli.main`); returns the exit code."""
+    agent = load_agent(args.app_dir)
+    render = Renderer()
+
+    async def listen(committed: Committed) -> None:
+        for event in committed.events:
+            render(event)
+
+    store = await open_store(store_spec(args.store, args.app_dir))
+    runtime = Runtime(agent, model=model, store=store, on_event=listen)
+    session: Session | None = None
+    try:
+        session = await (runtime.get_session(args.session) if args.session else runtime.create_session())
+        say(f"eve-py chat: {agent.name} with model {runtime.model.name}; session {session.id}")
+        say("(/help for help; /quit or Ctrl-D leaves, and the chat continues later with:")
+        say(f"  {continue_command(args, session.id)})")
+        result: TurnResult | None = None
+        if session.status == "running":
+            say("this session's last turn was interrupted; continuing it")
+            result = await session.resume()
+        elif session.status == "waiting":
+            result = await session.resume()
+        await _converse(session, result, read_line)
+    except _Leave:
+        pass
+    except EOFError:
+        say("")
+    finally:
+        if session is not None and await _still_waiting(session):
+            say(f"the session is waiting for your answer; continue with: {continue_command(args, session.id)}")
+        await runtime.aclose()
+        await store.aclose()
+    return 0

@@ -1,0 +1,98 @@
+"""Where answers are accepted: a person's answers to the parked batch, checked, then written in one commit.
+
+`Session.respond` calls `accept`. The decision is `parking._accept.accept_answers` (pure: the
+batch with the answers, or a refusal); this module finds answers that come too late (their call
+already has its result) and commits what was accepted with its `input.resolved` event. Nothing
+is written unless every answer passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eve_py._json import JsonSchema
+from eve_py.errors import InputResponseError, RequestAlreadyAnsweredError, SessionNotWaitingError
+from eve_py.harness._loop import TurnDriver
+from eve_py.parking._accept import accept_answers, answered_before
+from eve_py.protocol.messages import Message, ToolMessage
+from eve_py.protocol.payloads import InputResolvedData, TurnWaitingData
+from eve_py.protocol.requests import InputResponse
+from eve_py.sessions._record import SessionRecord
+
+__all__ = ("accept",)
+
+
+async def accept(
+    driver: TurnDriver,
+    record: SessionRecord,
+    responses: Sequence[InputResponse],
+    *,
+    client_context: str | None,
+    output_schema: JsonSchema | None,
+    settle: bool,
+) -> tuple[SessionRecord, bool]:
+    """Check `responses` against `record`'s parked batch and store them with `input.resolved`.
+
+    Args:
+        driver: The call's driver (its writer commits).
+        record: The session as just loaded.
+        responses: The answers, already read into `InputResponse`s.
+        client_context: Replaces the turn's client context when not None.
+        output_schema: Replaces the turn's output schema when not None.
+        settle: False keeps the batch open even when every approval is answered.
+
+    Returns:
+        The stored record, and whether the batch settled (its results are computed next; the
+        write is durable only when it did not, since then it is the call's last).
+
+    Raises:
+        SessionNotWaitingError: The session has no open input request.
+        UnknownRequestError: A `requestId` is not in the parked batch.
+        RequestAlreadyAnsweredError: A `requestId` was answered before (or withdrawn), or twice here.
+        InvalidAnswerError: An answer does not fit its request.
+        InputResponseError: No response, or `settle=False` with no request left open.
+        SessionConflictError: Another writer answered the batch first; nothing written.
+    """
+    pending = record.pending
+    if not responses:
+        raise InputResponseError("respond() needs at least one input response", request_id="")
+    running_hint = " (a turn is running, or its worker died: call resume())" if record.status == "running" else ""
+    parked = {r.request_id for r in pending.requests} if pending is not None else set()
+    for response in responses:
+        earlier = answered_before(pending, response.request_id)
+        # Only an id the batch does not hold sends us to the history (a refusal's path, so the
+        # answer's path never reads the conversation).
+        if not earlier and response.request_id not in parked:
+            conversation = await driver.writer.conversation(record)
+            earlier = _answered_in(conversation.messages, response.request_id)
+        if earlier:
+            # Its call has its one result: answered, or settled without an answer (dismissed
+            # by a message, cancelled with its turn).
+            raise RequestAlreadyAnsweredError(
+                f"Request {response.request_id!r} was already answered or withdrawn{running_hint}.",
+                request_id=response.request_id,
+            )
+    if record.status != "waiting" or pending is None or record.turn is None:
+        raise SessionNotWaitingError(
+            f"Session {record.id!r} is not waiting for input (status {record.status!r}){running_hint}.",
+            status=record.status,
+        )
+    accepted = accept_answers(pending, responses, settle=settle)
+    turn = record.turn.with_context(client_context, output_schema)
+    coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
+    resolved = InputResolvedData(**coords, step_index=pending.step_index, resolutions=accepted.resolutions)
+    events = [turn.stamp(resolved)]
+    if not accepted.settled:  # the rest of the batch is still awaited: the turn parks again
+        events.append(turn.stamp(TurnWaitingData(**coords)))
+    answered = record.with_turn(turn).answer(accepted.pending, settled=accepted.settled)
+    # Settled, the answers are synced by the call's last write; not settled, this write is the last.
+    stored = await driver.writer.commit(answered, events, durable=not accepted.settled)
+    return stored, accepted.settled
+
+
+def _answered_in(messages: Sequence[Message], request_id: str) -> bool:
+    """Whether a tool result for this call id is in the conversation."""
+    return any(
+        isinstance(message, ToolMessage) and any(part.tool_call_id == request_id for part in message.content)
+        for message in messages
+    )

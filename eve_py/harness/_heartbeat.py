@@ -1,0 +1,174 @@
+"""`LeaseKeeper`: a running turn's lease kept alive by a heartbeat while its worker is busy.
+
+A worker running a turn holds a lease on the session (`SessionRecord.lease`); another worker
+takes the turn over only once the lease has expired. Every write of the worker renews it, but
+a model step or a tool can take longer than `lease_s` without writing. While a turn runs,
+`LeaseKeeper.beating()` renews the lease every `lease_s / 3` seconds with a write that changes
+only the lease (one thread for the whole process schedules the beats; each runs on its turn's
+event loop), so a slow step is never taken over while its worker lives, and a worker that
+dies (SIGKILL, power loss) stops renewing: its turn can be taken over `lease_s` after its last
+beat.
+
+The keeper wraps the store for one `TurnDriver`. A beat bumps the record's version, so the
+driver's next write (based on the version before the beat) would be refused as a conflict: the
+keeper knows that the only writes since are its own beats and bases that write on the beat's
+version instead. A write of anyone else still conflicts, as it must; a beat that conflicts (the
+turn was taken over, `resume(force=True)`) stops the heartbeat.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.lowlevel import EventLoopToken
+
+from eve_py.errors import SessionConflictError
+from eve_py.protocol import Event
+from eve_py.protocol.messages import Message
+from eve_py.sessions._forwarding import ForwardingStore
+from eve_py.sessions._record import SessionRecord
+from eve_py.sessions._store import SessionStore
+
+__all__ = ("LeaseKeeper",)
+
+_log = logging.getLogger("eve_py")
+
+
+class LeaseKeeper(ForwardingStore):
+    """A `SessionStore` for one turn driver: passes everything through and renews its lease.
+
+    Args:
+        store: The store underneath.
+        lease_s: The lease's length in seconds; the heartbeat beats every third of it.
+    """
+
+    def __init__(self, store: SessionStore, lease_s: float) -> None:
+        super().__init__(store)
+        self._lease_s = lease_s
+        self._lock = anyio.Lock()
+        self._held: SessionRecord | None = None
+        """The record as last stored by this driver or a beat, while it holds a running lease."""
+        self._rebase: tuple[int, int] | None = None
+        """(the version the driver last saw, the version the beats since have stored)."""
+        self.beats = 0
+        """How many beats were written (for tests and logs)."""
+        self.interval = lease_s / 3
+        """Seconds between beats."""
+
+    async def commit(
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
+    ) -> SessionRecord:
+        """See `SessionStore.commit`; a write based on the version before this keeper's beats goes on the last one."""
+        async with self._lock:
+            held, rebase = self._held, self._rebase
+            if held is not None and rebase is not None and record.id == held.id and record.version == rebase[0]:
+                record = record.model_copy(update={"version": rebase[1]})
+            stored = await self.inner.commit(record, events, messages, durable=durable)
+            self._rebase = None
+            self._held = stored if stored.status == "running" and stored.lease is not None else None
+            return stored
+
+    async def aclose(self) -> None:
+        """Nothing to release: the store underneath is not this keeper's."""
+
+    async def _beat(self) -> None:
+        async with self._lock:
+            held = self._held
+            if held is None or held.lease is None:
+                return
+            lease = held.lease.model_copy(update={"expires_at": time.time() + self._lease_s})
+            try:
+                # Only the lease changes: a beat lost to a power loss costs nothing.
+                stored = await self.inner.commit(held.leased(lease, held.updated_at), [], durable=False)
+            except SessionConflictError:
+                self._held = None  # taken over: this driver's next write will be refused anyway
+                return
+            self._rebase = (self._rebase[0] if self._rebase is not None else held.version, stored.version)
+            self._held = stored
+            self.beats += 1
+
+    @asynccontextmanager
+    async def beating(self) -> AsyncIterator[None]:
+        """Renew the held lease every `lease_s / 3` seconds until the block ends (never with `lease_s <= 0`)."""
+        if self._lease_s <= 0:
+            yield
+            return
+        _PACEMAKER.add(self, anyio.lowlevel.current_token())
+        try:
+            yield
+        finally:
+            _PACEMAKER.remove(self)
+            with anyio.CancelScope(shield=True):
+                async with self._lock:  # a beat already on its way finds nothing to renew
+                    self._held = None
+
+    def _beat_from_thread(self, token: EventLoopToken) -> None:
+        try:
+            anyio.from_thread.run(self._beat, token=token)
+        except Exception:  # a lost beat is not the turn's failure; the next write renews too
+            _log.warning("could not renew a turn's lease", exc_info=True)
+
+
+class _Pacemaker:
+    """One daemon thread for the process: it sends each running turn's keeper a beat when one is due.
+
+    A task per turn would cost every call a task group (about 0.1 ms each, more than the rest of a
+    short step); registering a keeper costs a dict entry. The beat itself runs on the turn's own
+    event loop (`anyio.from_thread.run`), so it takes the keeper's lock like any write.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: dict[LeaseKeeper, tuple[EventLoopToken, float]] = {}
+        """Registered keepers: their event loop's token, and when their next beat is due (monotonic s)."""
+        self._thread: threading.Thread | None = None
+        self._wakes_at = float("inf")
+        """When the thread wakes up next on its own (monotonic s; infinity: only when told)."""
+
+    def add(self, keeper: LeaseKeeper, token: EventLoopToken) -> None:
+        with self._changed:
+            at = time.monotonic() + keeper.interval
+            self._due[keeper] = (token, at)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="eve-py lease heartbeat", daemon=True)
+                self._thread.start()
+            if at < self._wakes_at:  # waking the thread costs the caller a switch: only when it would oversleep
+                self._changed.notify()
+
+    def remove(self, keeper: LeaseKeeper) -> None:
+        with self._changed:
+            self._due.pop(keeper, None)
+
+    def _next(self) -> list[tuple[LeaseKeeper, EventLoopToken]]:
+        """Wait until at least one beat is due; those beats, their next ones scheduled."""
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                due = [(keeper, token) for keeper, (token, at) in self._due.items() if at <= now]
+                if due:
+                    for keeper, token in due:
+                        self._due[keeper] = (token, now + keeper.interval)
+                    return due
+                self._wakes_at = min((at for _, at in self._due.values()), default=float("inf"))
+                self._changed.wait(None if self._wakes_at == float("inf") else self._wakes_at - now)
+                self._wakes_at = float("inf")
+
+    def _run(self) -> None:
+        while True:
+            for keeper, token in self._next():
+                keeper._beat_from_thread(token)
+
+
+_PACEMAKER = _Pacemaker()

@@ -1,0 +1,164 @@
+"""Where a call is parked: a step's tool calls run or wait for a person, and the waiting ones are written.
+
+`run_step_calls` sorts a model step's calls (`parking._park.triage`), asks each executable
+tool's approval policy, and runs the calls that need no person, together, recording their
+`action.result` events in call order; the rest form the step's batch. `run_call` runs one
+call's resolvers and executor and returns its result, or the questions its resolvers ask (the
+call then parks on them). `park` commits a batch: the session waits on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import anyio
+import jsonschema
+import pydantic
+
+from eve_py._camel import describe_validation_error
+from eve_py._context import ApprovalContext, ToolContext
+from eve_py._json import JsonValue, to_json_value
+from eve_py.authoring._signature import NeedsInput
+from eve_py.errors import ToolError
+from eve_py.harness._commit import Writer
+from eve_py.parking._answers import schema_validator
+from eve_py.parking._park import StepPlan, decide, park_events, triage
+from eve_py.parking._results import action_result
+from eve_py.protocol import Event
+from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolResultPart
+from eve_py.protocol.pending import PendingStep, RecordedOutcome
+from eve_py.protocol.turns import TurnState
+from eve_py.resolvers._solver import Question
+from eve_py.sessions._record import SessionRecord
+from eve_py.tools._resolved import ResolvedTool
+
+__all__ = ("park", "run_call", "run_step_calls")
+
+
+async def run_call(
+    session_id: str,
+    turn: TurnState,
+    step_index: int,
+    call: ToolCallPart,
+    tool: ResolvedTool,
+    events: list[Event],
+    *,
+    approved: bool,
+    recorded: Mapping[str, RecordedOutcome],
+) -> ToolResultPart | list[Question]:
+    """Run one call's resolvers and executor: its one result, or the questions it waits on.
+
+    Whatever the resolvers or the executor raise becomes an error result the model sees; the
+    call's `action.result` is appended to `events`.
+
+    Args:
+        approved: A person approved this call (`ToolContext.approved`).
+        recorded: Answers to this call's resolver questions, by resolver key.
+    """
+    assert tool.plan is not None, "client-resolved tools have no executor"
+    ctx = ToolContext(
+        session_id=session_id, turn_id=turn.turn_id, call_id=call.tool_call_id, tool_name=tool.name, approved=approved
+    )
+    output: JsonValue
+    is_error = False
+    error_name: str | None = None
+    try:
+        outcome = await tool.plan.run(call.input, ctx, recorded)
+        if isinstance(outcome, NeedsInput):
+            return outcome.questions
+        output = to_json_value(outcome.value)
+        if tool.output_schema is not None:
+            schema_validator(tool.output_schema).validate(output)
+        model_output = output if tool.to_model_output is None else to_json_value(tool.to_model_output(output))
+    except pydantic.ValidationError as exc:
+        output = model_output = f"Invalid input for tool {tool.name!r}: {describe_validation_error(exc)}"
+        is_error = True
+    except jsonschema.ValidationError as exc:
+        output = model_output = f"Tool {tool.name!r} returned output that fails its output schema: {exc.message}"
+        is_error = True
+    except ToolError as exc:
+        output = model_output = f"Error executing tool {tool.name}: {exc}"
+        is_error, error_name = True, type(exc).__name__
+    except Exception as exc:
+        output = model_output = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
+        is_error, error_name = True, type(exc).__name__
+    if is_error:
+        events.append(action_result(turn, step_index, call, output, "failed", "TOOL_ERROR", error_name))
+    else:
+        events.append(action_result(turn, step_index, call, output, "completed"))
+    return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error)
+
+
+async def _needs_approval(record: SessionRecord, call: ToolCallPart, tool: ResolvedTool) -> bool | Exception:
+    """The tool's approval policy for this call, or the error it raised."""
+    approval_ctx = ApprovalContext(
+        session_id=record.id,
+        call_id=call.tool_call_id,
+        tool_name=call.tool_name,
+        tool_input=call.input,
+        approved_tools=frozenset(record.approved_tools),
+    )
+    try:
+        return await tool.approval_required(approval_ctx)
+    except Exception as exc:
+        return exc
+
+
+async def run_step_calls(
+    record: SessionRecord,
+    turn: TurnState,
+    step_index: int,
+    assistant: AssistantMessage,
+    tools: Mapping[str, ResolvedTool],
+    unparsed: Mapping[str, str],
+) -> tuple[StepPlan, list[Event], list[Event]]:
+    """Sort a step's calls, run those that need no person, and say which park.
+
+    Args:
+        record: The session (its id and approved tools).
+        turn: The turn (the coordinates and delivery ids of the events).
+        step_index: The step's index.
+        assistant: The model's response for the step.
+        tools: The agent's tools by name.
+        unparsed: Call ids whose argument text was not a JSON object, with the reason.
+
+    Returns:
+        The plan with every result known and every parked call's requests; the events of the
+        rejected calls (`action.result`, before the calls that ran); the events of the calls that
+        ran, in call order.
+    """
+    plan, undecided = triage(assistant, tools, unparsed)
+    for call, tool in undecided:
+        decide(plan, call, tool, await _needs_approval(record, call, tool))
+    rejected = [
+        action_result(turn, step_index, call, result.output, "failed", "INVALID_TOOL_CALL")
+        for call in assistant.tool_calls
+        if (result := plan.results.get(call.tool_call_id)) is not None
+    ]
+    own: dict[str, list[Event]] = {call.tool_call_id: [] for call, _ in plan.runnable}
+
+    async def run(call: ToolCallPart, tool: ResolvedTool) -> None:
+        outcome = await run_call(
+            record.id, turn, step_index, call, tool, own[call.tool_call_id], approved=False, recorded={}
+        )
+        if isinstance(outcome, ToolResultPart):
+            plan.results[call.tool_call_id] = outcome
+        else:
+            plan.ask(call, outcome)
+
+    async with anyio.create_task_group() as group:
+        for call, tool in plan.runnable:
+            group.start_soon(run, call, tool)
+    ran = [event for events in own.values() for event in events]  # in call order, whatever order they finished
+    return plan, rejected, ran
+
+
+async def park(writer: Writer, record: SessionRecord, pending: PendingStep, events: list[Event]) -> SessionRecord:
+    """Store `pending` as the session's open batch, after `events`: `input.requested`, then `turn.waiting`.
+
+    Raises:
+        SessionConflictError: Another writer changed the session since `record` was read.
+    """
+    parked = record.park(pending)
+    assert parked.turn is not None
+    return await writer.commit(parked, [*events, *park_events(parked.turn, pending)])

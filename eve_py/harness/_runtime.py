@@ -1,0 +1,139 @@
+"""`Runtime`: an agent, a model and a session store; it creates sessions and opens stored ones.
+
+```python
+runtime = Runtime(load_agent("fixtures/agent-tools-hitl"), model=MockModel(responder),
+                  store=SQLiteSessionStore("sessions.db"))
+session = await runtime.create_session()
+result = await session.send("Pick a template")          # TurnResult, maybe status "waiting"
+result = await session.respond([InputResponse(request_id=..., option_id="blue")])
+session = await runtime.get_session(session.id)         # also from another process
+```
+
+The `Session` handles it returns (`eve_py.harness._session`) send messages and answer requests.
+"""
+
+from __future__ import annotations
+
+from eve_py._version import version
+from eve_py.agent import Agent
+from eve_py.harness._commit import Committed, EventListener, notify
+from eve_py.harness._conversation import ConversationCache
+from eve_py.harness._loop import TurnDriver
+from eve_py.harness._session import Session
+from eve_py.harness._turns import ActiveTurns
+from eve_py.models._base import Model
+from eve_py.models._registry import choose_model_spec, resolve_model
+from eve_py.protocol import Event, new_event, new_id, now_iso
+from eve_py.protocol.payloads import RuntimeIdentity, SessionStartedData
+from eve_py.sessions._memory import MemorySessionStore
+from eve_py.sessions._record import SessionRecord
+from eve_py.sessions._store import SessionStore
+
+__all__ = ("Runtime", "runtime_version")
+
+
+class Runtime:
+    """Runs an agent's sessions against a model and a session store.
+
+    Args:
+        agent: The agent (`load_agent(app_dir)` or `Agent.from_definitions(...)`).
+        model: Overrides the agent's model: a `Model` or a model string (`"provider/model"`,
+            `"anthropic:..."`, `"openai:..."`, `"mock"`; see `eve_py.models._registry`). Without
+            it, the `EVE_MODEL` environment variable is used if set, else the agent's own model.
+        store: Where sessions live; defaults to a new `MemorySessionStore`.
+        max_steps: Most model steps a turn takes in a row without a person's input (an answered
+            batch starts the count again); defaults to the agent's `max_steps`.
+        lease_s: How long a running turn's worker counts as alive after its last write or
+            heartbeat (every `lease_s / 3` while a step runs), in seconds; `resume()` elsewhere
+            takes the turn over only after that.
+        on_event: Called with each committed write (`Committed`: session id, the log index of its
+            first event, its events) right after it is stored (sync or async).
+
+    Raises:
+        ModelConfigurationError: The chosen model string names no provider, or its API key is not set.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        model: Model | str | None = None,
+        store: SessionStore | None = None,
+        max_steps: int | None = None,
+        on_event: EventListener | None = None,
+        lease_s: float = 120.0,
+    ) -> None:
+        self.agent = agent
+        spec = choose_model_spec(model, agent.model)  # explicit > EVE_MODEL > define_agent(model=...)
+        self._model: Model | None = resolve_model(spec, app_dir=agent.app_dir) if spec is not None else None
+        self._owns_model = isinstance(spec, str)
+        self.store: SessionStore = store if store is not None else MemorySessionStore()
+        self.max_steps = max_steps if max_steps is not None else agent.max_steps
+        self.on_event = on_event
+        self.lease_s = lease_s
+        self._turns = ActiveTurns()
+        self.conversations = ConversationCache()
+        """Recent sessions' conversations, so a resumed session reads only what its log gained."""
+
+    @property
+    def model(self) -> Model:
+        """The model every step uses.
+
+        Raises:
+            ModelConfigurationError: Neither the runtime nor the agent names a model.
+        """
+        if self._model is None:
+            return resolve_model(None)
+        return self._model
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client if this runtime built the model from a string.
+
+        A `Model` instance you passed is yours to close; the store is never closed here.
+        """
+        close = getattr(self._model, "aclose", None) if self._owns_model else None
+        if close is not None:
+            await close()
+
+    async def create_session(self, session_id: str | None = None) -> Session:
+        """Create and store a new, idle session (emits `session.started`).
+
+        Raises:
+            SessionConflictError: `session_id` is taken.
+        """
+        now = now_iso()
+        record = SessionRecord(id=session_id or new_id("ses"), created_at=now, updated_at=now)
+        identity = RuntimeIdentity(agent_id=self.agent.name, agent_name=self.agent.name, eve_version=runtime_version())
+        events: list[Event] = [new_event(SessionStartedData(runtime=identity))]
+        stored = await self.store.create(record, events)
+        await notify(self.on_event, Committed(record.id, 0, events))
+        return self._session(stored)
+
+    async def get_session(self, session_id: str) -> Session:
+        """Open a stored session (possibly created by another process).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        return self._session(await self.store.load(session_id))
+
+    def _session(self, record: SessionRecord) -> Session:
+        return Session(
+            record, store=self.store, conversations=self.conversations, new_driver=self._driver, turns=self._turns
+        )
+
+    def _driver(self) -> TurnDriver:
+        return TurnDriver(
+            agent=self.agent,
+            model=self.model,
+            store=self.store,
+            max_steps=self.max_steps,
+            listener=self.on_event,
+            lease_s=self.lease_s,
+            conversations=self.conversations,
+        )
+
+
+def runtime_version() -> str:
+    """What `session.started` names as the serving runtime (`eve-py/<version>`)."""
+    return f"eve-py/{version()}"

@@ -1,0 +1,383 @@
+"""`Session`: a handle on one stored session: send messages, answer parked input requests, resume, cancel.
+
+```python
+session = await runtime.get_session(session_id)        # any process on the same store
+result = await session.send("Pick a template")          # TurnResult, maybe status "waiting"
+result = await session.respond([{"requestId": result.input_requests[0].request_id, "optionId": "blue"}])
+await session.resume()                                  # after a crash: finish what the last write left
+```
+
+A `Session` is a handle: every operation reads the stored record first and writes through
+the store, so handles in different processes on one store see the same session.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import anyio
+
+from eve_py._json import JsonSchema, JsonValue
+from eve_py.errors import (
+    InvalidMessageError,
+    SessionConflictError,
+    SessionEndedError,
+    SessionStateError,
+)
+from eve_py.harness._accept import accept
+from eve_py.harness._conversation import ConversationCache
+from eve_py.harness._inputs import as_response, check_turn_input, context_text
+from eve_py.harness._loop import TurnDriver
+from eve_py.harness._turns import ActiveTurns
+from eve_py.parking._settle import dismissed_event
+from eve_py.protocol import Event, new_event, new_id
+from eve_py.protocol.messages import AssistantMessage, Message
+from eve_py.protocol.payloads import (
+    ContextClearedData,
+    SessionCompletedData,
+    SessionWaitingData,
+)
+from eve_py.protocol.requests import InputRequest, InputResponse
+from eve_py.protocol.turns import SessionStatus, TurnInput, TurnResult
+from eve_py.sessions._record import SessionRecord
+from eve_py.sessions._store import SessionStore
+
+__all__ = ("Session",)
+
+
+class Session:
+    """A handle on one stored session. Get one from `Runtime.create_session` or `get_session`."""
+
+    def __init__(
+        self,
+        record: SessionRecord,
+        *,
+        store: SessionStore,
+        conversations: ConversationCache,
+        new_driver: Callable[[], TurnDriver],
+        turns: ActiveTurns,
+    ) -> None:
+        """A handle on `record`'s session (`Runtime.create_session` and `get_session` make them).
+
+        Args:
+            record: The session as last read or written.
+            store: Where the session lives.
+            conversations: Recent sessions' conversations, shared by the runtime's handles.
+            new_driver: Makes the driver of one call (`send`, `respond`, ...), with a writer of its own.
+            turns: The turns running in this process (what `cancel` stops).
+        """
+        self._record = record
+        self._store = store
+        self._conversations = conversations
+        self._new_driver = new_driver
+        self._turns = turns
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._record.id
+
+    @property
+    def status(self) -> SessionStatus:
+        """The status when this handle last read or wrote the session (see `refresh`)."""
+        return self._record.status
+
+    @property
+    def record(self) -> SessionRecord:
+        """The stored record as this handle last saw it."""
+        return self._record
+
+    async def messages(self) -> list[Message]:
+        """The conversation as stored now (a parked step is not in it yet; a cleared history is not either)."""
+        self._record = await self._store.load(self.id)
+        conversation = await self._conversations.load(self._store, self._record)
+        return conversation.messages
+
+    @property
+    def input_requests(self) -> list[InputRequest]:
+        """The open input requests (empty unless waiting)."""
+        pending = self._record.pending
+        return pending.open_requests() if pending is not None and self._record.status == "waiting" else []
+
+    async def refresh(self) -> Session:
+        """Re-read the session from the store; returns self."""
+        self._record = await self._store.load(self.id)
+        return self
+
+    async def events(self, start: int = 0, stop: int | None = None) -> list[Event]:
+        """The session's events with index in `[start, stop)`, oldest first."""
+        return await self._store.read_events(self.id, start, stop)
+
+    async def send(
+        self,
+        message: str | Sequence[str],
+        *,
+        client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
+        output_schema: JsonSchema | None = None,
+        delivery_id: str | None = None,
+    ) -> TurnResult:
+        """Start a turn with a user message and run it until it completes, parks or fails.
+
+        On a waiting session the open requests are dismissed first: questions resolve as
+        `{"status": "ignored"}` and approvals as denied ("Ignored because the user continued
+        without responding."), so every parked call still gets exactly one result.
+
+        A turn whose worker died (status `running`, lease expired) is finished first, as
+        `resume()` would, so answers it accepted are used; then the message starts a new turn.
+
+        Args:
+            message: The text, or its text parts (joined by newlines for the model).
+            client_context: Context for this turn only (eve's `clientContext`): a string, strings
+                or a JSON object, shown to the model with the instructions at every step of the turn.
+            output_schema: JSON Schema the turn's final answer must satisfy (eve's `outputSchema`):
+                the model is asked for JSON, the answer is checked, `result.completed` carries it
+                and `TurnResult.result` holds it; an answer that does not fit fails the turn.
+            delivery_id: The id this message is known by (`meta.deliveryIds` of the turn's
+                events); a new `dlv_...` id when None.
+
+        Raises:
+            InvalidMessageError: The message has no non-whitespace text, or the message, client
+                context or output schema holds NaN, Infinity or a lone UTF-16 surrogate.
+            SessionStateError: A turn is running in a worker that still holds its lease.
+            ModelConfigurationError: No model is configured.
+            SessionConflictError: Another writer changed the session meanwhile.
+        """
+        parts = [message] if isinstance(message, str) else list(message)
+        if not "".join(parts).strip():
+            raise InvalidMessageError("A message must contain some text (providers reject blank messages).")
+        check_turn_input({"message": parts, "clientContext": client_context, "outputSchema": output_schema})
+        sent = TurnInput(
+            parts=parts,
+            delivery_id=delivery_id or new_id("dlv"),
+            client_context=context_text(client_context),
+            output_schema=output_schema,
+        )
+        driver = self._new_driver()
+        record = _active(await self._store.load(self.id))
+        if record.status == "running":
+            if record.lease_held():
+                raise SessionStateError(
+                    f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
+                    status=record.status,
+                )
+            # The dead worker's turn is finished first, as resume() would; claiming it first means
+            # that of several workers taking over, only one runs anything.
+            await self._finish(driver, await driver.claim(record))
+            record = await self._store.load(self.id)
+            if record.status == "running":
+                raise SessionStateError(f"Session {self.id!r} is still running a turn.", status=record.status)
+        pending = record.pending
+        if record.status == "waiting" and pending is not None and record.turn is not None:
+            # One write dismisses the batch and queues the message; settling the batch and starting
+            # the new turn follow. A crash in between loses neither: resume() does both.
+            dismissed = dismissed_event(record.turn, pending)
+            record = await driver.writer.commit(record.dismiss(sent), [dismissed], durable=False)
+        else:
+            started = driver.start_turn(record, sent)
+            record = await driver.writer.commit(
+                started.record, started.events, messages=started.messages, durable=False
+            )
+        return await self._finish(driver, record)
+
+    async def respond(
+        self,
+        responses: Sequence[InputResponse | Mapping[str, Any]],
+        *,
+        client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
+        output_schema: JsonSchema | None = None,
+        settle: bool = True,
+    ) -> TurnResult:
+        """Answer open input requests of the parked batch, then continue the turn.
+
+        Every response is checked before anything is written. Questions left unanswered
+        resolve as `{"status": "ignored"}` once the batch settles; the batch settles when every
+        approval request in it is answered (until then the answers are kept and the session
+        keeps waiting for the rest).
+
+        Args:
+            responses: `InputResponse`s, or their JSON form (`{"requestId": ..., ...}`).
+            client_context: Replaces the turn's client context from here on (see `send`).
+            output_schema: Replaces the turn's output schema from here on (see `send`).
+            settle: False: keep these answers and the batch open, even when every approval is
+                answered, so a person who stops midway (a chat closed at the second of three
+                questions) loses nothing; a later `respond()` settles it. At least one request
+                must stay open.
+
+        Raises:
+            SessionNotWaitingError: The session has no open input request.
+            UnknownRequestError: A `requestId` is not in the parked batch.
+            RequestAlreadyAnsweredError: A `requestId` was answered before, or twice here.
+            InvalidAnswerError: An answer does not fit its request (option, value, schema), or holds
+                NaN, Infinity or a lone UTF-16 surrogate (which could not be stored as given).
+            InvalidMessageError: `client_context` or `output_schema` holds NaN, Infinity or a lone surrogate.
+            SessionConflictError: Another `respond()` answered the batch first; nothing written.
+            InputResponseError: No response, or `settle=False` with no request left open.
+        """
+        checked = [as_response(r) for r in responses]
+        check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
+        driver = self._new_driver()
+        record = _active(await self._store.load(self.id))
+        context = context_text(client_context)
+        record, settled = await accept(
+            driver, record, checked, client_context=context, output_schema=output_schema, settle=settle
+        )
+        if not settled:
+            self._record = record
+            return driver.result(record, "waiting")
+        return await self._finish(driver, record)
+
+    async def resume(self, *, force: bool = False) -> TurnResult:
+        """Continue a turn whose worker stopped (crash, kill) from its last stored state.
+
+        A session that is waiting or idle is returned as it is. Recorded answers are used as
+        they were accepted; a step whose results were stored is not run again. A running turn
+        is taken over only once its worker's lease expired (`Runtime(lease_s=...)`, renewed by
+        every write the worker makes), so a live worker's turn is never run twice.
+
+        Args:
+            force: Take over even though the lease has not expired (you know the worker is dead).
+                A lease written by another recovery (a worker that took the turn over itself) is
+                never forced: of several processes recovering at once, one runs the turn.
+
+        Raises:
+            SessionStateError: Another worker holds the turn's lease (without `force`).
+            SessionConflictError: Another worker took the turn over or wrote the session meanwhile;
+                nothing was run here.
+        """
+        driver = self._new_driver()
+        record = await self._store.load(self.id)
+        if record.status == "running":
+            lease = record.lease
+            if lease is not None and record.lease_held() and force and lease.takeover:
+                raise SessionConflictError(
+                    f"Session {self.id!r} was taken over by worker {lease.owner!r}, which is finishing the turn "
+                    f"(its lease ends in {lease.expires_at - time.time():.0f} s); nothing was run here. "
+                    "resume() takes over if that lease expires."
+                )
+            if lease is not None and record.lease_held() and not force:
+                raise SessionStateError(
+                    f"Session {self.id!r} is running a turn in worker {lease.owner!r}, whose lease ends in "
+                    f"{lease.expires_at - time.time():.0f} s; resume() takes over once it expires "
+                    "(or call resume(force=True) if that worker is known to be dead).",
+                    status=record.status,
+                )
+            return await self._finish(driver, await driver.claim(record))
+        self._record = record
+        if record.status == "waiting":
+            return driver.result(record, "waiting")
+        turn = record.turn
+        if turn is not None and turn.status == "failed":
+            return driver.result(record, "failed", turn.error)
+        conversation = await driver.writer.conversation(record)
+        return replace(driver.result(record, "completed"), message=_last_assistant_text(conversation.messages))
+
+    async def cancel(self) -> bool:
+        """Cancel this session's turn: a running one in this process, or a parked one.
+
+        A running turn stops at once; with no parked step it goes back to `idle` with
+        `turn.cancelled` and `session.waiting` (the call that ran it returns `failed`). A parked
+        turn ends as eve ends one: its open requests are withdrawn (`input.resolved` with outcome
+        `cancelled`), each parked call gets the result "The turn was cancelled before this call
+        finished.", then `turn.cancelled` and `session.waiting`; a later answer is refused.
+
+        Returns:
+            True if a turn was cancelled, False if none runs here and none is parked.
+
+        Raises:
+            SessionConflictError: Another writer changed the parked session meanwhile.
+        """
+        if self._turns.cancel(self.id):
+            return True
+        record = await self._store.load(self.id)
+        if record.status != "waiting" or record.pending is None:
+            return False
+        self._record = await self._new_driver().cancel_parked(record)
+        return True
+
+    async def clear(self) -> None:
+        """Remove the conversation history, keeping the session (eve's `clear`).
+
+        A parked turn is cancelled first (see `cancel`). Events: `context.cleared`, `session.waiting`.
+
+        Raises:
+            SessionStateError: A turn is running.
+            SessionEndedError: The session was reset.
+            SessionConflictError: Another writer changed the session meanwhile.
+        """
+        record = _active(await self._store.load(self.id))
+        if record.status == "waiting" and not self._turns.running(self.id):
+            await self.cancel()
+            record = await self._store.load(self.id)
+        if record.status != "idle" or self._turns.running(self.id):
+            raise SessionStateError(
+                f"Session {self.id!r} is running a turn; clear it once it settles.", status=record.status
+            )
+        turn_id = record.turn.turn_id if record.turn is not None else f"turn_{record.next_sequence}"
+        sequence = record.turn.sequence if record.turn is not None else record.next_sequence
+        events: list[Event] = [
+            new_event(ContextClearedData(sequence=sequence, turn_id=turn_id, session_id=self.id)),
+            new_event(SessionWaitingData()),
+        ]
+        self._record = await self._new_driver().writer.commit(record.clear(), events)
+
+    async def reset(self) -> bool:
+        """Retire the session for good (eve's `reset`): `session.completed`; later sends are refused.
+
+        A parked turn is cancelled first.
+
+        Returns:
+            False if the session had been reset already.
+
+        Raises:
+            SessionStateError: A turn is running.
+            SessionConflictError: Another writer changed the session meanwhile.
+        """
+        record = await self._store.load(self.id)
+        if record.status == "ended":
+            return False
+        if record.status == "running" or self._turns.running(self.id):
+            raise SessionStateError(
+                f"Session {self.id!r} is running a turn; reset it once it settles.", status="running"
+            )
+        if record.status == "waiting":
+            await self.cancel()
+            record = await self._store.load(self.id)
+        self._record = await self._new_driver().writer.commit(record.end(), [new_event(SessionCompletedData())])
+        return True
+
+    async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
+        result: TurnResult | None = None
+        with self._turns.run(self.id):
+            try:
+                result = await driver.drive(record)
+            finally:
+                if result is not None and driver.writer.last is not None:
+                    self._record = driver.writer.last  # what the turn's last write stored
+                else:
+                    with anyio.CancelScope(shield=True):
+                        await self.refresh()
+        if result is None:  # cancelled through cancel()
+            return driver.result(self._record, "failed", "The turn was cancelled.")
+        return result
+
+
+def _active(record: SessionRecord) -> SessionRecord:
+    """The record, unless the session was reset.
+
+    Raises:
+        SessionEndedError: It was.
+    """
+    if record.status == "ended":
+        raise SessionEndedError(f"Session {record.id!r} was reset; start a new session.", status=record.status)
+    return record
+
+
+def _last_assistant_text(messages: Sequence[Message]) -> str | None:
+    """The text of the newest assistant message that has text."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and message.text:
+            return message.text
+    return None

@@ -1,0 +1,26 @@
+"""A turn's structured result: the model's final answer read against the turn's `outputSchema`."""
+
+from __future__ import annotations
+
+import json
+
+from eve_py._json import JsonSchema, JsonValue
+from eve_py.parking._answers import schema_validator
+
+__all__ = ("structured_result",)
+
+
+def structured_result(text: str, schema: JsonSchema) -> tuple[JsonValue, str | None]:
+    """A final answer read as the turn's structured result: (value, None), or (None, why it is not one)."""
+    raw = text.strip()
+    if raw.startswith("```"):
+        raw = raw.strip("`").removeprefix("json").strip()
+    try:
+        value: JsonValue = json.loads(raw)
+    except json.JSONDecodeError:
+        return None, "The model's final answer is not JSON, but the turn asked for a result matching its outputSchema."
+    errors = sorted(schema_validator(schema).iter_errors(value), key=str)
+    if errors:
+        where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
+        return None, f"The model's final answer fails the turn's outputSchema at {where}: {errors[0].message}"
+    return value, None

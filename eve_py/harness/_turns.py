@@ -1,0 +1,53 @@
+"""`ActiveTurns`: the turns running in this process, by session id, so that `Session.cancel` can stop one."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+import anyio
+
+__all__ = ("ActiveTurns",)
+
+
+class ActiveTurns:
+    """The cancel scope of each turn this process runs now, by session id (one `Runtime` keeps one)."""
+
+    def __init__(self) -> None:
+        self._scopes: dict[str, anyio.CancelScope] = {}
+
+    def running(self, session_id: str) -> bool:
+        """Whether a turn of this session runs in this process now."""
+        return session_id in self._scopes
+
+    def cancel(self, session_id: str) -> bool:
+        """Stop the session's running turn; False when none runs here."""
+        scope = self._scopes.get(session_id)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    def run(self, session_id: str) -> _Registered:
+        """A cancel scope for one turn of `session_id`, registered while it is entered.
+
+        Like any cancel scope it swallows its own cancellation: code after the `with` runs.
+        """
+        return _Registered(self._scopes, session_id)
+
+
+class _Registered:
+    def __init__(self, scopes: dict[str, anyio.CancelScope], session_id: str) -> None:
+        self._scopes = scopes
+        self._session_id = session_id
+        self._scope = anyio.CancelScope()
+
+    def __enter__(self) -> anyio.CancelScope:
+        self._scopes[self._session_id] = self._scope.__enter__()
+        return self._scope
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> bool:
+        if self._scopes.get(self._session_id) is self._scope:
+            del self._scopes[self._session_id]
+        return self._scope.__exit__(kind, exc, traceback)

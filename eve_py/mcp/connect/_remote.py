@@ -1,0 +1,142 @@
+"""Calling an MCP server's tool from an agent: `RemoteToolPlan`, the plan behind a `desk__refund_order`.
+
+The harness runs it like any executor plan (`plan.run(input, ctx, recorded)`). A call connects,
+calls the remote tool, and answers the server's elicitations (a legacy `elicitation/create`
+push or a 2026 `input_required` round alike) from the answers recorded for this call. A
+question with no recorded answer ends the attempt: the connection is closed, the remote call
+abandoned, and the plan returns `NeedsInput`, so the call parks durably as an eve-py
+`elicitation` input request. When a person answers, the harness runs the plan again (after a
+restart too): the call starts over and each question asked again is answered from the record.
+A question is keyed by its digest (message and schema), so the same question gets the same answer.
+
+The remote call is made again from the start on every answer: a server whose tool has side
+effects before it asks should ask first (as resolvers do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client import ClientRequestContext
+from pydantic import BaseModel, ConfigDict, create_model
+
+from eve_py._context import ToolContext
+from eve_py._json import JsonValue
+from eve_py.authoring._signature import Completed, ExecutorPlan, NeedsInput
+from eve_py.errors import ToolError
+from eve_py.mcp.connect._definition import McpServerDefinition, open_client
+from eve_py.protocol.pending import RecordedOutcome
+from eve_py.resolvers._solver import Question, question_digest
+
+__all__ = ("RemoteToolPlan", "remote_plan", "result_value")
+
+
+def _never_called(**arguments: Any) -> None:
+    """A remote tool's plan runs no local function; `RemoteToolPlan.run` calls the server."""
+    raise AssertionError("a remote MCP tool has no local executor")
+
+
+def _question(params: types.ElicitRequestFormParams) -> Question:
+    schema = dict(params.requested_schema)
+    digest = question_digest(params.message, schema)
+    return Question(key=f"mcp:{digest}", message=params.message, schema=schema, digest=digest)
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def result_value(result: types.CallToolResult) -> JsonValue:
+    """A remote tool's result as the call's output: its structured content, else its text.
+
+    Raises:
+        ToolError: The result is an error result (its text is the message).
+    """
+    texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    if result.is_error:
+        raise ToolError("\n".join(texts) or "the MCP tool failed without a message")
+    if result.structured_content is not None:
+        return dict(result.structured_content)
+    if len(texts) == len(result.content) == 1:
+        return texts[0]
+    return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteToolPlan(ExecutorPlan):
+    """An executor plan that calls one tool of an MCP server."""
+
+    server: McpServerDefinition
+    server_name: str
+    """The connection's name (its file under `agent/connections/`), for messages."""
+    remote_name: str
+    """The tool's name on the server."""
+    app_dir: Path
+    """Where a stdio command runs."""
+
+    async def run(
+        self, tool_input: Mapping[str, Any], ctx: ToolContext, recorded: Mapping[str, RecordedOutcome] | None = None
+    ) -> Completed | NeedsInput:
+        """Call the remote tool, answering its questions from `recorded`.
+
+        Raises:
+            ToolError: The server could not be reached, failed, timed out, answered with an
+                error result, or asked for something other than a form.
+        """
+        answers = recorded or {}
+        open_questions: list[Question] = []
+        parked = anyio.CancelScope()
+
+        async def on_elicit(
+            context: ClientRequestContext, params: types.ElicitRequestParams
+        ) -> types.ElicitResult | types.ErrorData:
+            if not isinstance(params, types.ElicitRequestFormParams):
+                return types.ErrorData(code=types.INVALID_PARAMS, message="eve-py answers form elicitations only")
+            question = _question(params)
+            entry = answers.get(question.key)
+            if entry is not None and entry.q == question.digest:
+                content = entry.data if entry.action == "accept" and isinstance(entry.data, dict) else None
+                return types.ElicitResult(action=entry.action, content=content)
+            open_questions.append(question)
+            parked.cancel()  # abandon the remote call: it resumes from the start once answered
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        label = f"MCP server {self.server_name!r}"
+        try:
+            with anyio.fail_after(self.server.timeout_s), parked:
+                async with open_client(self.server, cwd=self.app_dir, elicitation_callback=on_elicit) as client:
+                    result = await client.call_tool(self.remote_name, dict(tool_input))
+        except TimeoutError:
+            raise ToolError(f"{label} did not answer within {self.server.timeout_s:g} s") from None
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ToolError(f"{label} failed: {_describe(exc)}") from None
+        if open_questions:
+            return NeedsInput(open_questions)
+        return Completed(result_value(result))
+
+
+def remote_plan(server: McpServerDefinition, *, server_name: str, tool: types.Tool, app_dir: Path) -> RemoteToolPlan:
+    """The plan for one listed remote tool (its arguments are checked by the server)."""
+    arguments: type[BaseModel] = create_model(f"{tool.name}_input", __config__=ConfigDict(extra="allow"))
+    return RemoteToolPlan(
+        fn=_never_called,
+        is_async=True,
+        context_params=(),
+        resolved_params=(),
+        arguments_model=arguments,
+        input_schema=dict(tool.input_schema),
+        server=server,
+        server_name=server_name,
+        remote_name=tool.name,
+        app_dir=app_dir,
+    )

@@ -1,0 +1,97 @@
+"""What one `tools/call` carries between rounds on the 2026 era (`input_required` results).
+
+A round that needs answers returns an `InputRequiredResult` whose `requestState` holds the
+answers recorded so far and the digest of every question just asked. The SDK's
+`RequestStateBoundary` seals that plaintext on the way out (encrypted, expiring, bound to the
+tool and its arguments) and verifies it on the way back in, so this module only ever sees text
+it minted. The next round turns the client's `inputResponses` into eve-py's `RecordedOutcome`s,
+each pinned to the digest of the question it answered: an answer to a question that has
+changed since it was asked is dropped and the question is asked again, as in the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+import mcp_types as types
+from pydantic import BaseModel, ValidationError
+
+from eve_py.errors import ToolError
+from eve_py.protocol.pending import RecordedOutcome
+from eve_py.resolvers._solver import Question
+
+__all__ = ("RoundState", "decode_state", "elicit_request", "encode_state", "outcome_of", "recorded_answers")
+
+_STATE_VERSION = 1
+
+
+class RoundState(BaseModel):
+    """The decoded `requestState`: answers recorded in earlier rounds and the questions just asked."""
+
+    v: int = _STATE_VERSION
+    outcomes: dict[str, RecordedOutcome] = {}
+    """Recorded answers, by question key (a resolver's key, `eve:approval` or `eve:result`)."""
+    asked: dict[str, str] = {}
+    """The digest of each question asked in the last round, by key."""
+
+
+def decode_state(request_state: str | None) -> RoundState:
+    """The state a client echoed back; none, malformed or of another version means no progress yet.
+
+    The text passed the SDK's boundary (it is what this server sealed), so anything unreadable
+    is drift between two versions of this server, not an attack: the call starts over.
+    """
+    if not request_state:
+        return RoundState()
+    try:
+        state = RoundState.model_validate(json.loads(request_state))
+    except (ValueError, ValidationError):
+        return RoundState()
+    return state if state.v == _STATE_VERSION else RoundState()
+
+
+def encode_state(outcomes: Mapping[str, RecordedOutcome], asked: Sequence[Question]) -> str:
+    """The plaintext `requestState` for the next round (the SDK seals it before it leaves)."""
+    state = RoundState(outcomes=dict(outcomes), asked={q.key: q.digest for q in asked})
+    return state.model_dump_json()
+
+
+def outcome_of(key: str, answer: types.ElicitResult, digest: str) -> RecordedOutcome:
+    """An elicitation's answer as a recorded outcome pinned to the question's digest.
+
+    Raises:
+        ToolError: The client accepted without content (the SDK's message).
+    """
+    if answer.action == "accept":
+        if answer.content is None:
+            raise ToolError(f"Resolver {key!r} received an accepted elicitation with no content")
+        return RecordedOutcome(action="accept", data=dict(answer.content), q=digest)
+    return RecordedOutcome(action=answer.action, q=digest)
+
+
+def recorded_answers(state: RoundState, responses: types.InputResponses | None) -> dict[str, RecordedOutcome]:
+    """Every answer this round can use: the recorded ones, then the client's new responses.
+
+    A response counts only for a question asked in the last round (it is pinned to that
+    question's digest); a recorded outcome wins over a response re-sent for the same key.
+
+    Raises:
+        ToolError: A response is not an elicitation result, or accepts without content.
+    """
+    answers = dict(state.outcomes)
+    for key, response in (responses or {}).items():
+        digest = state.asked.get(key)
+        if digest is None or key in answers:
+            continue
+        if not isinstance(response, types.ElicitResult):
+            raise ToolError(f"Resolver {key!r} received a non-elicitation response")
+        answers[key] = outcome_of(key, response, digest)
+    return answers
+
+
+def elicit_request(question: Question) -> types.ElicitRequest:
+    """A question as the form elicitation the client is shown (the same shape on both eras)."""
+    return types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message=question.message, requested_schema=question.schema)
+    )

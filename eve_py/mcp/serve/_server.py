@@ -1,0 +1,119 @@
+"""An agent's tools as an MCP server, built on the SDK's lowlevel `Server`.
+
+```python
+from eve_py.agent import load_agent
+from eve_py.mcp import mcp_server
+
+server = mcp_server(load_agent("fixtures/refund-desk-mcp"))
+async with mcp.Client(server) as client:   # or serve_stdio(server) / streamable_http_app(server)
+    await client.call_tool("refund_order", {"order_id": "ORD-7001", "reason": "broken"})
+```
+
+Each tool is listed with the model-facing input schema the agent's model sees (resolver-filled
+and `ToolContext` parameters left out) and its output schema. The SDK's `RequestStateBoundary`
+seals every 2026-era `requestState` this server mints (AES-GCM under a process-local key by
+default, expiring, bound to the tool, its arguments and the audience) and rejects a tampered,
+expired or rebound one with `-32602 Invalid or expired requestState` before any tool code runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+
+from eve_py._version import version
+from eve_py.agent import Agent
+from eve_py.mcp.serve._calls import CallSite, call_legacy, call_modern, uses_input_required
+from eve_py.mcp.serve._results import unknown_tool_result
+from eve_py.tools._resolved import ResolvedTool
+
+__all__ = ("CallToolHandler", "list_tools", "mcp_server", "mcp_tool", "tools_server")
+
+CallToolHandler = Callable[
+    [ServerRequestContext[Any, Any], types.CallToolRequestParams],
+    Awaitable[types.CallToolResult | types.InputRequiredResult],
+]
+"""The SDK's `tools/call` handler signature."""
+
+
+def mcp_tool(tool: ResolvedTool) -> types.Tool:
+    """How one eve-py tool is listed to MCP clients."""
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema if tool.output_schema and tool.output_schema.get("type") == "object" else None,
+    )
+
+
+def list_tools(agent: Agent) -> list[types.Tool]:
+    """Every tool of `agent` as MCP lists it, in the agent's order."""
+    return [mcp_tool(tool) for tool in agent.tools.values()]
+
+
+def _site(ctx: ServerRequestContext[Any, Any]) -> CallSite:
+    session_id = getattr(ctx.session, "session_id", None)
+    return CallSite(
+        session_id=str(session_id or "mcp"),
+        call_id=f"mcp-{ctx.request_id}",
+        capabilities=ctx.session.client_capabilities,
+    )
+
+
+def tools_server(
+    name: str, *, instructions: str | None, tools: list[types.Tool], on_call_tool: CallToolHandler
+) -> Server[Any]:
+    """An SDK lowlevel server that lists `tools` (fixed for its lifetime) and calls them with `on_call_tool`."""
+    listed = types.ListToolsResult(tools=tools)
+    schemas = {tool.name: tool.input_schema for tool in tools}
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listed
+
+    return Server(
+        name,
+        version=version(),
+        instructions=instructions,
+        get_tool_input_schema=schemas.get,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+def mcp_server(
+    agent: Agent, *, name: str | None = None, request_state_security: RequestStateSecurity | None = None
+) -> Server[Any]:
+    """The SDK server that serves `agent`'s tools (both protocol eras, any SDK transport).
+
+    Args:
+        agent: The loaded agent (`load_agent(app_dir)`); its framework tools are served too.
+        name: The server's name (and the sealed state's audience); the agent's name by default.
+        request_state_security: How `requestState` is sealed; `RequestStateSecurity.ephemeral()`
+            (a key of this process only) by default. Pass shared `keys=` for several workers.
+    """
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        tool = agent.tools.get(params.name)
+        if tool is None:
+            return unknown_tool_result(params.name)
+        site = _site(ctx)
+        if uses_input_required(ctx.protocol_version):
+            return await call_modern(tool, params, site)
+        return await call_legacy(tool, params, site, session=ctx.session, request_id=ctx.request_id)
+
+    server_name = name or agent.name
+    server = tools_server(
+        server_name, instructions=agent.instructions, tools=list_tools(agent), on_call_tool=on_call_tool
+    )
+    security = request_state_security or RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience=server_name))
+    return server

@@ -1,0 +1,301 @@
+"""`AnthropicModel`: the native Anthropic Messages API (`POST {base_url}/v1/messages`).
+
+Headers: `x-api-key: <key>`, `anthropic-version: 2023-06-01`, `content-type: application/json`.
+
+Conversion, eve-py → wire:
+
+```
+instructions                  top-level "system": instructions
+UserMessage(content)          {"role": "user", "content": [{"type": "text", "text": content}]}
+AssistantMessage(text, calls) {"role": "assistant", "content": [{"type": "text", "text"},
+                               {"type": "tool_use", "id", "name", "input": {...}}, ...]}
+ToolMessage(results)          {"role": "user", "content": [{"type": "tool_result", "tool_use_id",
+                               "content": "<text>", "is_error": true (errors only)}, ...]}
+ToolSpec                      {"name", "description", "input_schema"}
+```
+
+Consecutive messages of one role are merged into one message, so a user message that follows
+a tool message (the user sent a new message instead of answering a parked question) becomes
+text *after* the `tool_result` blocks of the same user message, as the API requires: results
+first, then any text.
+
+Wire → eve-py: `text` blocks are joined into the text, each `tool_use` block becomes a
+`ModelToolCall` (other block types, e.g. `thinking`, are ignored). Streaming events:
+`message_start`, then per block `content_block_start` / `content_block_delta`
+(`text_delta.text` or `input_json_delta.partial_json`) / `content_block_stop`, then
+`message_delta` (the `stop_reason`) and `message_stop`; `ping` is ignored and `error` (e.g.
+`overloaded_error`) fails the request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from eve_py._json import JsonObject, JsonValue
+from eve_py.errors import ModelConnectionError, ModelError
+from eve_py.models._base import DeltaListener, ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ToolSpec
+from eve_py.models._http import HTTPModel, ProviderHTTP
+from eve_py.models._retry import RetryPolicy
+from eve_py.models._shared import dumps, output_text, parse_arguments, wire_call_id
+from eve_py.models._sse import sse_events
+from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage, UserMessage
+
+__all__ = ("ANTHROPIC_BASE_URL", "ANTHROPIC_VERSION", "AnthropicModel", "to_anthropic_messages", "to_anthropic_tools")
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+"""The API root; `/v1/messages` is appended."""
+ANTHROPIC_VERSION = "2023-06-01"
+"""The `anthropic-version` header sent with every request."""
+
+_TOOL_USE_ID = re.compile(r"[A-Za-z0-9_-]+")
+_TOOL_USE_ID_MAX = 64
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _Block(_Wire):
+    type: str
+    text: str | None = None
+    id: str | None = None
+    name: str | None = None
+    input: JsonValue = None
+
+
+class _Message(_Wire):
+    content: list[_Block] = []
+    stop_reason: str | None = None
+
+
+class _Delta(_Wire):
+    type: str | None = None
+    text: str | None = None
+    partial_json: str | None = None
+    stop_reason: str | None = None
+
+
+class _Error(_Wire):
+    type: str = "error"
+    message: str = ""
+
+
+class _Event(_Wire):
+    type: str
+    index: int | None = None
+    content_block: _Block | None = None
+    delta: _Delta | None = None
+    error: _Error | None = None
+
+
+@dataclass
+class _Pending:
+    """A tool_use block being streamed."""
+
+    id: str
+    name: str
+    partial_json: list[str] = field(default_factory=list)
+
+
+class AnthropicModel(HTTPModel):
+    """A Claude model through the Anthropic Messages API.
+
+    Args:
+        model: The model id, e.g. `"claude-sonnet-4-6"`.
+        api_key: Sent as `x-api-key`; None sends none (a local fake or proxy).
+        base_url: The API root (`/v1/messages` is appended).
+        max_tokens: The response length limit the API requires, in tokens.
+        client: The `httpx.AsyncClient` to use; None creates one on first use (`aclose()`
+            closes it).
+        stream: True always streams (SSE), False never does; None (default) streams when the
+            request has a delta listener.
+        retry: Retry policy for 408/429/5xx/529 and connection errors.
+        headers: Extra request headers (e.g. `anthropic-beta`).
+        extra_body: Extra request fields, e.g. `{"temperature": 0}`.
+        name: The model's label; defaults to `"anthropic:<model>"`.
+        key_hint: Where the key came from, quoted by 401/403 errors.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = ANTHROPIC_BASE_URL,
+        max_tokens: int = 8192,
+        client: httpx.AsyncClient | None = None,
+        stream: bool | None = None,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        extra_body: JsonObject | None = None,
+        name: str | None = None,
+        key_hint: str | None = None,
+    ) -> None:
+        self.model = model
+        self.provider = "anthropic"
+        self.url = base_url.rstrip("/") + "/v1/messages"
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self._name = name or f"anthropic:{model}"
+        self._headers = {"anthropic-version": ANTHROPIC_VERSION, **(headers or {})}
+        if api_key:
+            self._headers["x-api-key"] = api_key
+        self._extra_body = dict(extra_body or {})
+        self._http = ProviderHTTP(
+            provider="anthropic",
+            client=client,
+            retry=retry or RetryPolicy(),
+            secrets=[api_key] if api_key else [],
+            key_hint=key_hint,
+        )
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel({self.model!r}, url={self.url!r})"
+
+    def build_body(self, request: ModelRequest, *, stream: bool) -> JsonObject:
+        """The JSON body sent for `request`."""
+        body: JsonObject = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": to_anthropic_messages(request.messages),
+        }
+        if request.instructions:
+            body["system"] = request.instructions
+        if request.tools:
+            body["tools"] = to_anthropic_tools(request.tools)
+        if stream:
+            body["stream"] = True
+        body.update(self._extra_body)
+        return body
+
+    def _parse(self, raw: bytes) -> ModelResponse:
+        try:
+            message = _Message.model_validate_json(raw)
+        except ValidationError as exc:
+            raise ModelError(f"anthropic sent a response that is not a message: {exc}") from exc
+        text: list[str] = []
+        calls: list[ModelToolCall] = []
+        for block in message.content:
+            if block.type == "text" and block.text:
+                text.append(block.text)
+            elif block.type == "tool_use":
+                if not block.id or not block.name:
+                    raise ModelError("anthropic sent a tool_use block without an id or name")
+                if isinstance(block.input, dict):
+                    calls.append(ModelToolCall(id=block.id, name=block.name, input=block.input))
+                else:
+                    problem = f"expected a JSON object, got {dumps(block.input)[:100]}"
+                    calls.append(ModelToolCall(id=block.id, name=block.name, input={}, input_error=problem))
+        return ModelResponse(text="".join(text) or None, tool_calls=calls)
+
+    async def _read_stream(self, response: httpx.Response, on_delta: DeltaListener | None) -> ModelResponse:
+        text: list[str] = []
+        calls: list[_Pending] = []
+        blocks: dict[int, _Pending | None] = {}  # block index -> its tool call (None: a text or other block)
+        finished = False
+        async for sse in sse_events(response, provider="anthropic"):
+            if not sse.data.strip():
+                continue
+            try:
+                event = _Event.model_validate_json(sse.data)
+            except ValidationError as exc:
+                raise ModelError(f"anthropic sent a stream event that is not understood: {exc}") from exc
+            kind = event.type
+            if kind == "content_block_start" and event.content_block is not None:
+                block = event.content_block
+                pending = None
+                if block.type == "tool_use":
+                    if not block.id or not block.name:
+                        raise ModelError("anthropic streamed a tool_use block without an id or name")
+                    pending = _Pending(id=block.id, name=block.name)
+                    calls.append(pending)
+                    if on_delta is not None:
+                        await on_delta(ModelDelta(kind="tool-call", call_id=pending.id, tool_name=pending.name))
+                elif block.type == "text" and block.text:
+                    text.append(block.text)
+                blocks[event.index if event.index is not None else len(blocks)] = pending
+            elif kind == "content_block_delta" and event.delta is not None:
+                delta = event.delta
+                if delta.type == "text_delta" and delta.text:
+                    text.append(delta.text)
+                    if on_delta is not None:
+                        await on_delta(ModelDelta(kind="text", text=delta.text))
+                elif delta.type == "input_json_delta" and delta.partial_json:
+                    pending = blocks.get(event.index if event.index is not None else -1)
+                    if pending is None:
+                        raise ModelError(f"anthropic streamed tool input for block {event.index}, not a tool_use block")
+                    pending.partial_json.append(delta.partial_json)
+                    if on_delta is not None:
+                        await on_delta(ModelDelta(kind="tool-call", text=delta.partial_json, call_id=pending.id))
+            elif kind == "message_delta":
+                finished = finished or (event.delta is not None and event.delta.stop_reason is not None)
+            elif kind == "message_stop":
+                finished = True
+                break
+            elif kind == "error":
+                error = event.error or _Error()
+                raise ModelError(f"anthropic reported an error mid-stream: {error.type}: {error.message}")
+        if not finished:
+            raise ModelConnectionError(
+                "The anthropic stream ended before the message was complete", provider="anthropic"
+            )
+        tool_calls = []
+        for call in calls:
+            arguments, problem = parse_arguments("".join(call.partial_json))
+            tool_calls.append(ModelToolCall(id=call.id, name=call.name, input=arguments, input_error=problem))
+        return ModelResponse(text="".join(text) or None, tool_calls=tool_calls)
+
+
+def _tool_use_id(call_id: str) -> str:
+    return wire_call_id(call_id, pattern=_TOOL_USE_ID, max_length=_TOOL_USE_ID_MAX, prefix="toolu_eve_")
+
+
+def to_anthropic_messages(messages: Sequence[Message]) -> list[JsonValue]:
+    """The Messages API `messages` array (consecutive same-role messages merged)."""
+    wire: list[tuple[str, list[JsonValue]]] = []
+
+    def add(role: str, blocks: list[JsonValue]) -> None:
+        if wire and wire[-1][0] == role:
+            wire[-1][1].extend(blocks)
+        else:
+            wire.append((role, blocks))
+
+    # Anthropic refuses blank text blocks ("text content blocks must contain non-whitespace
+    # text"), and one stored in the history would fail every later request; they carry nothing.
+    for message in messages:
+        if isinstance(message, UserMessage):
+            if message.content.strip():
+                add("user", [{"type": "text", "text": message.content}])
+        elif isinstance(message, AssistantMessage):
+            blocks: list[JsonValue] = []
+            if message.text.strip():
+                blocks.append({"type": "text", "text": message.text})
+            blocks.extend(
+                {"type": "tool_use", "id": _tool_use_id(call.tool_call_id), "name": call.tool_name, "input": call.input}
+                for call in message.tool_calls
+            )
+            if blocks:
+                add("assistant", blocks)
+        elif isinstance(message, ToolMessage):
+            results: list[JsonValue] = []
+            for part in message.content:
+                result: JsonObject = {
+                    "type": "tool_result",
+                    "tool_use_id": _tool_use_id(part.tool_call_id),
+                    "content": output_text(part),
+                }
+                if part.is_error:
+                    result["is_error"] = True
+                results.append(result)
+            add("user", results)
+    return [{"role": role, "content": blocks} for role, blocks in wire]
+
+
+def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[JsonValue]:
+    """The Messages API `tools` array."""
+    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]

@@ -1,0 +1,42 @@
+"""How each request of a batch ended, as `input.resolved` reports it (eve's `InputResolution`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from eve_py.protocol.payloads import InputResolution, ResolutionOutcome
+from eve_py.protocol.requests import InputRequest, InputResponse
+
+__all__ = ("answered", "unanswered")
+
+
+def _outcome(request: InputRequest, answer: InputResponse) -> ResolutionOutcome:
+    if request.kind == "tool-approval":
+        return "approved" if answer.option_id == "approve" else "denied"
+    if answer.action == "cancel":
+        return "cancelled"
+    if answer.action == "decline":
+        return "ignored"
+    return "answered"
+
+
+def answered(requests: Iterable[InputRequest], answers: Mapping[str, InputResponse]) -> list[InputResolution]:
+    """One resolution per request of `requests` that `answers` (checked answers, by request id) answers."""
+    return [
+        InputResolution(
+            kind=request.to_eve().kind,
+            outcome=_outcome(request, answer),
+            request_id=request.request_id,
+            response=answer,
+        )
+        for request in requests
+        if (answer := answers.get(request.request_id)) is not None
+    ]
+
+
+def unanswered(requests: Iterable[InputRequest], outcome: ResolutionOutcome = "ignored") -> list[InputResolution]:
+    """A resolution with `outcome` (no response) for each request: those a settling batch leaves out."""
+    return [
+        InputResolution(kind=request.to_eve().kind, outcome=outcome, request_id=request.request_id)
+        for request in requests
+    ]

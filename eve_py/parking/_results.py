@@ -1,0 +1,66 @@
+"""A call's one result, as the model sees it (`ToolResultPart`) and as the stream reports it (`action.result`).
+
+Pure functions: they build results, `action.result` events and a step's messages, and check a
+call's input against its tool's schema; nothing here writes or calls a model.
+"""
+
+from __future__ import annotations
+
+from eve_py._json import JsonValue
+from eve_py.parking._answers import schema_validator
+from eve_py.protocol import Event
+from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolMessage, ToolResultPart
+from eve_py.protocol.payloads import ActionResultData, ActionResultError, ActionResultStatus, ToolResultAction
+from eve_py.protocol.pending import PendingStep
+from eve_py.protocol.turns import TurnState
+from eve_py.tools._resolved import ResolvedTool
+
+__all__ = ("action_result", "error_result", "input_problem", "step_messages")
+
+
+def step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:
+    """The assistant message and one tool message with exactly one result per call, in call order."""
+    parts = [pending.results[call.tool_call_id] for call in pending.assistant.tool_calls]
+    return [pending.assistant, ToolMessage(content=parts)]
+
+
+def error_result(call: ToolCallPart, message: str) -> ToolResultPart:
+    """The one error result `call` gets when it cannot run (the model reads `message`)."""
+    return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True)
+
+
+def action_result(
+    turn: TurnState,
+    step_index: int,
+    call: ToolCallPart,
+    output: JsonValue,
+    status: ActionResultStatus,
+    code: str | None = None,
+    error_name: str | None = None,
+) -> Event:
+    """`action.result`: a call's full output (before `to_model_output`), or why it failed or was rejected."""
+    is_error = status != "completed"
+    error = None
+    if is_error:
+        message = output.get("message") if isinstance(output, dict) else output
+        error = ActionResultError(code=code or "TOOL_ERROR", message=str(message), name=error_name)
+    result = ToolResultAction(
+        call_id=call.tool_call_id, tool_name=call.tool_name, output=output, is_error=is_error or None
+    )
+    data = ActionResultData(
+        sequence=turn.sequence, turn_id=turn.turn_id, step_index=step_index, result=result, status=status, error=error
+    )
+    return turn.stamp(data)
+
+
+def input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
+    """Why the call's input does not fit the tool's input schema, or None when it does."""
+    errors = sorted(schema_validator(tool.input_schema).iter_errors(call.input), key=str)
+    if not errors:
+        return None
+    error = errors[0]
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    return (
+        f"Invalid input for tool {tool.name!r} at {where}: {error.message}. "
+        "Call it again with input matching its schema."
+    )

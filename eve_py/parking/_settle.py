@@ -1,0 +1,149 @@
+"""Where a batch settles: a settled batch's answers → each parked call's result, or the call to run again.
+
+Pure functions. Once every required answer of a batch is in (or the batch is dismissed or
+cancelled), each parked call gets exactly one tool result:
+
+- a question or client tool: the answer is the result (`{"status": "ignored"}` when left out);
+- an approval: denied (or left out) gives one error result and an `action.result` event;
+  approved means the executor runs (the harness runs it: `Settlement.rerun`);
+- a resolver's question: the answer is recorded and the call runs again with it (`rerun`),
+  where it finishes or asks a dependent question (a new batch of the same step).
+
+`plan_settlement` decides; the harness runs the reruns and commits. `withdraw` is a parked
+turn's end by cancel: every parked call gets the cancelled result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from eve_py._json import JsonValue
+from eve_py.parking import _resolutions as resolutions
+from eve_py.parking._answers import approval_decision, client_result, denied_output, elicitation_outcome
+from eve_py.parking._results import action_result, error_result
+from eve_py.protocol import Event
+from eve_py.protocol.messages import ToolCallPart, ToolResultPart
+from eve_py.protocol.payloads import InputResolvedData, ResolutionOutcome, TurnCancelledData
+from eve_py.protocol.pending import PendingStep, RecordedOutcome
+from eve_py.protocol.turns import TurnState
+
+__all__ = ("CANCELLED_CALL_RESULT", "Settlement", "dismissed_event", "plan_settlement", "withdraw")
+
+CANCELLED_CALL_RESULT = "The turn was cancelled before this call finished."
+"""The result of a parked call whose turn was cancelled (eve's words)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What a settled batch decides before anything runs."""
+
+    results: dict[str, ToolResultPart]
+    """Every result known now, by call id: earlier ones, answers, denials."""
+    events: list[Event]
+    """`action.result` for each denial, in batch order."""
+    rerun: list[ToolCallPart]
+    """Calls to run (again) now, in call order: approved ones and ones whose questions were answered."""
+    approved_calls: list[str]
+    """Calls a person approved (their executors run as approved)."""
+    approved_tools: list[str]
+    """The session's approved tools, with this batch's approvals added."""
+    recorded: dict[str, dict[str, RecordedOutcome]]
+    """Answers to resolver questions, by call id then resolver key."""
+
+
+def plan_settlement(
+    turn: TurnState, pending: PendingStep, approved_tools: list[str], executable: Callable[[str], bool]
+) -> Settlement:
+    """Decide every parked call of a settled batch from its answer.
+
+    Args:
+        turn: The parked turn.
+        pending: The parked step, every required answer in (missing ones count as unanswered).
+        approved_tools: Tools a person approved earlier in the session.
+        executable: Whether the agent still has an executable tool of that name (an approval of
+            a tool removed since is a denial).
+    """
+    results = dict(pending.results)
+    events: list[Event] = []
+    approved_calls = list(pending.approved_calls)
+    approved_tools = list(approved_tools)
+    recorded = {call_id: dict(entries) for call_id, entries in pending.elicitations.items()}
+    calls = {call.tool_call_id: call for call in pending.assistant.tool_calls}
+    rerun: set[str] = set()
+    for request in pending.requests:
+        call = calls[request.action.call_id]
+        answer = pending.answers.get(request.request_id)
+        if call.tool_call_id in pending.results and request.kind == "tool-approval":
+            continue  # decided and stored before a crash: its event is in the log already
+        if request.kind in ("question", "client-tool"):
+            output = client_result(request, answer)
+            results[call.tool_call_id] = ToolResultPart(
+                tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=output
+            )
+        elif request.kind == "elicitation":
+            ref = pending.questions[request.request_id]
+            recorded.setdefault(call.tool_call_id, {})[ref.key] = elicitation_outcome(answer, ref.digest)
+            rerun.add(call.tool_call_id)
+        else:
+            approved, reason = approval_decision(answer)
+            if approved and executable(call.tool_name):
+                if call.tool_call_id not in approved_calls:
+                    approved_calls.append(call.tool_call_id)
+                if call.tool_name not in approved_tools:
+                    approved_tools.append(call.tool_name)
+                rerun.add(call.tool_call_id)
+                continue
+            if approved:
+                reason = f"the tool {call.tool_name!r} is no longer available"
+            message = denied_output(reason)
+            denial: JsonValue = {
+                "approval": {"requestId": request.request_id, "status": "denied" if answer else "ignored"},
+                "code": "TOOL_EXECUTION_DENIED",
+                "message": message,
+                "tool": {"result": "not_run"},
+            }
+            events.append(action_result(turn, pending.step_index, call, denial, "rejected", "TOOL_EXECUTION_DENIED"))
+            results[call.tool_call_id] = error_result(call, message)
+    return Settlement(
+        results=results,
+        events=events,
+        # A call whose result was stored before a crash ran already: it is not run again.
+        rerun=[c for c in pending.assistant.tool_calls if c.tool_call_id in rerun and c.tool_call_id not in results],
+        approved_calls=approved_calls,
+        approved_tools=approved_tools,
+        recorded=recorded,
+    )
+
+
+def _unanswered_event(turn: TurnState, pending: PendingStep, outcome: ResolutionOutcome) -> Event:
+    """`input.resolved` with every open request of the batch ended as `outcome`, unanswered."""
+    resolved = InputResolvedData(
+        sequence=turn.sequence,
+        turn_id=pending.turn_id,
+        step_index=pending.step_index,
+        resolutions=resolutions.unanswered(pending.open_requests(), outcome),
+    )
+    return turn.stamp(resolved)
+
+
+def dismissed_event(turn: TurnState, pending: PendingStep) -> Event:
+    """`input.resolved` for a batch a new message dismisses: every open request ignored."""
+    return _unanswered_event(turn, pending, "ignored")
+
+
+def withdraw(turn: TurnState, pending: PendingStep) -> tuple[PendingStep, list[Event]]:
+    """A parked turn cancelled: every parked call's result, and the withdrawal's first events.
+
+    Returns:
+        The step with one result per call, and `input.resolved` (open requests `cancelled`) and
+        `turn.cancelled`.
+    """
+    results = dict(pending.results)
+    for call in pending.assistant.tool_calls:
+        results.setdefault(call.tool_call_id, error_result(call, CANCELLED_CALL_RESULT))
+    events = [
+        _unanswered_event(turn, pending, "cancelled"),
+        turn.stamp(TurnCancelledData(sequence=turn.sequence, turn_id=turn.turn_id)),
+    ]
+    return pending.with_results(results), events

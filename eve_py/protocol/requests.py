@@ -1,0 +1,165 @@
+"""Input requests (what a parked call asks a person) and input responses (their answers).
+
+Wire shapes (JSON, camelCase):
+
+```
+InputRequest  {requestId, kind: "question"|"client-tool"|"tool-approval"|"elicitation",
+               action: {kind: "tool-call", callId, toolName, input},
+               prompt, display: "text"|"select"|"confirmation"|"form",
+               options?: [{id, label, description?, style?}], allowFreeform?, schema?}
+InputResponse {requestId, optionId?, text?, value?, action?: "accept"|"decline"|"cancel"}
+```
+
+On eve's wire (`input.requested`) a request is projected to eve 0.80.1's strict `InputRequest`
+(`EveInputRequest`: kind `question` or `tool-approval`, display `text`, `select` or
+`confirmation`, no schema), so eve's own client and validators accept it; the rest
+(`RequestExtension`: the precise kind, `form`, the answer schema) rides beside it, and
+`InputRequest.from_eve` puts the two back together.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from pydantic import Field
+
+from eve_py._camel import CamelModel
+from eve_py._json import JsonObject, JsonSchema, JsonValue
+
+__all__ = (
+    "Display",
+    "EveDisplay",
+    "EveInputRequest",
+    "EveRequestKind",
+    "InputOption",
+    "InputRequest",
+    "InputResponse",
+    "RequestExtension",
+    "RequestKind",
+    "ToolCallAction",
+)
+
+RequestKind: TypeAlias = Literal["question", "client-tool", "tool-approval", "elicitation"]
+"""`question`: an `ask_question` call (built-in or override); `client-tool`: any other
+client-resolved tool; `tool-approval`: a call waiting for approval; `elicitation`: a resolver's question."""
+
+Display: TypeAlias = Literal["text", "select", "confirmation", "form"]
+"""How a client should render the request."""
+
+EveRequestKind: TypeAlias = Literal["question", "session-limit", "tool-approval"]
+"""The request kinds eve 0.80.1 knows."""
+
+EveDisplay: TypeAlias = Literal["text", "select", "confirmation"]
+"""The displays eve 0.80.1 knows."""
+
+
+class InputOption(CamelModel):
+    """One choice offered to the person."""
+
+    id: str
+    label: str
+    description: str | None = None
+    style: Literal["primary", "danger", "default"] | None = None
+
+
+class ToolCallAction(CamelModel):
+    """The tool call a request is about."""
+
+    kind: Literal["tool-call"] = "tool-call"
+    call_id: str
+    tool_name: str
+    input: JsonObject
+
+
+class InputRequest(CamelModel):
+    """A question to a person, parked until answered. `request_id` is stable across restarts."""
+
+    request_id: str
+    kind: RequestKind
+    action: ToolCallAction
+    prompt: str
+    display: Display
+    options: list[InputOption] | None = None
+    allow_freeform: bool | None = None
+    response_schema: JsonSchema | None = Field(default=None, alias="schema")
+    """JSON Schema the answer's `value` must satisfy (wire name `schema`)."""
+
+    def option_ids(self) -> list[str]:
+        """The offered option ids, in order ([] when there are none)."""
+        return [option.id for option in self.options or []]
+
+    def to_eve(self) -> EveInputRequest:
+        """This request as eve's strict `InputRequest` (what a plain eve client renders)."""
+        return EveInputRequest(
+            request_id=self.request_id,
+            kind="tool-approval" if self.kind == "tool-approval" else "question",
+            action=self.action,
+            prompt=self.prompt,
+            display="text" if self.display == "form" else self.display,
+            options=self.options,
+            allow_freeform=self.allow_freeform,
+        )
+
+    def extension(self) -> RequestExtension | None:
+        """What eve's shape cannot say about this request, or None when it says it all."""
+        eve = self.to_eve()
+        if eve.kind == self.kind and eve.display == self.display and self.response_schema is None:
+            return None
+        return RequestExtension(kind=self.kind, display=self.display, response_schema=self.response_schema)
+
+    @classmethod
+    def from_eve(cls, request: EveInputRequest, extension: RequestExtension | None = None) -> InputRequest:
+        """Rebuild a request from its eve projection and eve-py's extension (if any).
+
+        A `session-limit` request (eve's, never eve-py's) reads as a `question`.
+        """
+        kind: RequestKind = "tool-approval" if request.kind == "tool-approval" else "question"
+        display: Display = request.display or ("select" if request.options else "text")
+        schema = None
+        if extension is not None:
+            kind, display, schema = extension.kind, extension.display, extension.response_schema
+        return cls(
+            request_id=request.request_id,
+            kind=kind,
+            action=request.action,
+            prompt=request.prompt,
+            display=display,
+            options=request.options,
+            allow_freeform=request.allow_freeform,
+            response_schema=schema,
+        )
+
+
+class EveInputRequest(CamelModel):
+    """eve 0.80.1's `InputRequest`, field for field (its zod schema is strict)."""
+
+    request_id: str
+    kind: EveRequestKind
+    action: ToolCallAction
+    prompt: str
+    display: EveDisplay | None = None
+    options: list[InputOption] | None = None
+    allow_freeform: bool | None = None
+
+
+class RequestExtension(CamelModel):
+    """eve-py's part of a request that eve's shape has no field for (`input.requested.data.extensions`)."""
+
+    kind: RequestKind
+    display: Display
+    response_schema: JsonSchema | None = Field(default=None, alias="schema")
+    """JSON Schema the answer's `value` (or `text` holding JSON) must satisfy."""
+
+
+class InputResponse(CamelModel):
+    """A person's answer to one input request."""
+
+    request_id: str
+    option_id: str | None = None
+    """The chosen option's id (for `select` and `confirmation` requests)."""
+    text: str | None = None
+    """Free text: a freeform answer, or a denial's reason."""
+    value: JsonValue | None = None
+    """A structured answer; must satisfy the request's `schema`."""
+    action: Literal["accept", "decline", "cancel"] | None = None
+    """Accept, decline or cancel the request as a whole."""

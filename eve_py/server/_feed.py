@@ -1,0 +1,52 @@
+"""Following the other server processes on a shared store: their commits and cancel requests.
+
+On a store with a `SessionFeed` (PostgreSQL), every server process listens for the store's
+notices for as long as it serves: a commit by any process wakes this process's stream readers
+of that session at once (no polling lag), and a cancel request sent to any process reaches the
+one running the turn. A lost listening connection is re-established; readers are woken then,
+since notices sent meanwhile are lost (they re-read the store, which is the truth).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from anyio.abc import TaskStatus
+
+from eve_py.server._hub import Hub
+from eve_py.server._turns import TurnRunner
+from eve_py.sessions._feed import SessionFeed
+
+__all__ = ("follow_feed",)
+
+_log = logging.getLogger("eve_py.server")
+_RETRY_S = 1.0
+
+
+async def follow_feed(
+    feed: SessionFeed, hub: Hub, runner: TurnRunner, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    """Route the feed's notices until cancelled: events wake readers, cancels stop turns running here.
+
+    Reports started once the first listening connection is in place (no commit after that is missed).
+    """
+    started = False
+    while True:
+        try:
+            async with feed.notices() as notices:
+                if not started:
+                    started = True
+                    task_status.started()
+                else:
+                    hub.wake_all()  # notices were lost while reconnecting
+                async for notice in notices:
+                    if notice.kind == "events":
+                        hub.wake(notice.session_id)
+                    elif runner.busy(notice.session_id):
+                        await runner.cancel(notice.session_id)
+        except Exception:
+            if not started:
+                raise
+            _log.warning("lost the store's notices; listening again in %.0f s", _RETRY_S, exc_info=True)
+        await anyio.sleep(_RETRY_S)

@@ -1,0 +1,78 @@
+"""The named operations a route runs on a session in the background: `Send`, `Answer` and `Resume`.
+
+A route builds one from the request's body and hands it to `TurnRunner` (`eve_py.server._turns`),
+which runs it as a task; its `name` is what the server's log calls the work. Each calls one
+`Session` method, which commits through the session store:
+
+- `Send`: `Session.send` starts a turn (dismissing an open batch first).
+- `Answer`: `Session.respond`, where answers are accepted (`eve_py.harness._accept`) and the
+  batch settles once every approval is in (`eve_py.harness._settle`).
+- `Resume`: `Session.resume`, finishing a turn whose worker stopped.
+
+Cancel, clear and reset are not run in the background: their routes call `Session.cancel`,
+`Session.clear` and `Session.reset` directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, TypeAlias
+
+from eve_py._json import JsonObject
+from eve_py.harness._session import Session
+from eve_py.protocol.requests import InputResponse
+from eve_py.protocol.turns import TurnResult
+from eve_py.server._bodies import ClientContext
+
+__all__ = ("Answer", "Operation", "Resume", "Send")
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """`POST /session` or `/session/{id}` with a `message`: a new turn."""
+
+    name: ClassVar[str] = "send"
+    parts: list[str]
+    client_context: ClientContext | None
+    output_schema: JsonObject | None
+    delivery_id: str
+
+    async def __call__(self, session: Session) -> TurnResult:
+        """Send the message (see `Session.send`)."""
+        return await session.send(
+            self.parts,
+            client_context=self.client_context,
+            output_schema=self.output_schema,
+            delivery_id=self.delivery_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """`POST /session/{id}` with `inputResponses`: answers to the parked batch."""
+
+    name: ClassVar[str] = "answer"
+    responses: list[InputResponse]
+    client_context: ClientContext | None
+    output_schema: JsonObject | None
+
+    async def __call__(self, session: Session) -> TurnResult:
+        """Answer the open requests (see `Session.respond`)."""
+        return await session.respond(
+            self.responses, client_context=self.client_context, output_schema=self.output_schema
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """A turn whose worker stopped, found by any request that reads the session: finished here."""
+
+    name: ClassVar[str] = "resume"
+
+    async def __call__(self, session: Session) -> TurnResult:
+        """Finish the turn (see `Session.resume`)."""
+        return await session.resume()
+
+
+Operation: TypeAlias = Send | Answer | Resume
+"""What a request asks the runner to do with a session."""

@@ -1,0 +1,361 @@
+"""The HTTP routes of the session API: each handler reads a request and runs one named operation.
+
+`create_app` (`eve_py.server._app`) mounts them. A handler checks the caller (`_principal`,
+`_owned`), reads the body (`eve_py.server._bodies`), then either runs a `Send`, `Answer` or
+`Resume` in the background (`eve_py.server._operations`, through `TurnRunner`) or calls the
+session's `cancel`, `clear` or `reset` directly, and answers in eve 0.80.1's shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from eve_py._camel import CamelModel
+from eve_py.errors import (
+    ApiError,
+    AuthenticationError,
+    EveError,
+    ModelConfigurationError,
+    SessionNotFoundError,
+    SessionStateError,
+)
+from eve_py.harness._runtime import Runtime
+from eve_py.protocol import InputResolved, TurnStarted, new_id
+from eve_py.server._auth import Authenticator
+from eve_py.server._bodies import (
+    CancelBody,
+    CreateSessionBody,
+    ResetBody,
+    SessionInputBody,
+    decode_json,
+    error_body,
+    error_status,
+    parse_body,
+    too_large,
+)
+from eve_py.server._hub import Hub
+from eve_py.server._info import agent_info, health
+from eve_py.server._operations import Answer, Operation, Resume, Send
+from eve_py.server._owners import OwnerStore
+from eve_py.server._stream import NDJSON, StreamReader, start_index, stream_headers
+from eve_py.server._turns import TurnRunner
+from eve_py.sessions._feed import SessionFeed
+from eve_py.sessions._record import SessionRecord
+
+__all__ = ("Api",)
+
+
+def _error_response(exc: EveError) -> Response:
+    status, _ = error_status(exc)
+    headers = {"www-authenticate": 'Bearer realm="eve"'} if isinstance(exc, AuthenticationError) else None
+    return JSONResponse(error_body(exc), status_code=status, headers=headers)
+
+
+_Method = Callable[["Api", Request], Awaitable[Response]]
+
+
+def _json_errors(handler: _Method) -> _Method:
+    """Turn the eve-py errors a handler raises into eve's `{ok: false, error, code}` responses."""
+
+    async def wrapped(self: Api, request: Request) -> Response:
+        try:
+            return await handler(self, request)
+        except EveError as exc:
+            return _error_response(exc)
+
+    wrapped.__name__ = handler.__name__
+    wrapped.__doc__ = handler.__doc__
+    return wrapped
+
+
+def _not_active(session_id: str) -> ApiError:
+    return ApiError(f"The session {session_id!r} is no longer active.", status=409, code="session_not_active")
+
+
+class Api:
+    """The route handlers and what they share (one per app)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        auth: Authenticator,
+        owners: OwnerStore,
+        *,
+        max_body_bytes: int,
+        recheck_s: float,
+        stream_lease_s: float,
+    ) -> None:
+        self.runtime = runtime
+        self.auth = auth
+        self.owners = owners
+        self.hub = Hub()
+        self.runner = TurnRunner(runtime, self.hub)
+        self.max_body_bytes = max_body_bytes
+        self.recheck_s = recheck_s
+        self.stream_lease_s = stream_lease_s
+        self.closing = False
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _principal(self, request: Request) -> str:
+        principal = self.auth.principal(request.headers.get("authorization"))
+        if principal is None:
+            raise AuthenticationError(
+                "Missing or wrong bearer token (send Authorization: Bearer <token>).", status=401, code="unauthorized"
+            )
+        return principal
+
+    async def _owned(self, request: Request) -> str:
+        """The path's session id, once the caller is known to own it (else 401/404)."""
+        principal = self._principal(request)
+        session_id = str(request.path_params["session_id"])
+        if await self.owners.owner(session_id) != principal:
+            raise SessionNotFoundError(session_id)
+        return session_id
+
+    async def _live(self, request: Request) -> str:
+        """Like `_owned`, but an unknown session is eve's 409 `session_not_active`."""
+        try:
+            return await self._owned(request)
+        except SessionNotFoundError:
+            raise _not_active(str(request.path_params["session_id"])) from None
+
+    async def _body(self, request: Request) -> Any:
+        """The decoded JSON body, None when empty.
+
+        Raises:
+            ApiError: 413 when too large; 415 when not sent as `application/json`; 400 when not strict JSON
+                (NaN or Infinity), nested too deep, or holding a lone surrogate.
+        """
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise too_large(self.max_body_bytes)
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > self.max_body_bytes:
+                raise too_large(self.max_body_bytes)
+        if not raw.strip():
+            return None
+        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        # Only application/json: the body types a page elsewhere may send without a CORS preflight
+        # (text/plain, forms) are refused, whatever they hold.
+        if media_type != "application/json":
+            raise ApiError(
+                "Send the body as JSON (Content-Type: application/json).", status=415, code="unsupported_media_type"
+            )
+        return decode_json(bytes(raw))
+
+    async def _start(self, session_id: str, work: Operation, delivery_id: str | None = None) -> dict[str, Any]:
+        """Start work in the background; the accepted payload with `deliveryId`, `turnId` and `startIndex`."""
+        session = await self.runtime.get_session(session_id)
+        started = await self.runner.start(session, work, until_turn=delivery_id is not None)
+        payload: dict[str, Any] = {"ok": True, "sessionId": session_id, "status": "accepted"}
+        if delivery_id is not None:
+            payload["deliveryId"] = delivery_id
+        if started.start_index is not None:
+            payload["startIndex"] = started.start_index
+        turn_ids = [e.data.turn_id for e in started.events if isinstance(e, TurnStarted)]
+        turn_ids += [e.data.turn_id for e in started.events if isinstance(e, InputResolved)]
+        if turn_ids:
+            payload["turnId"] = turn_ids[0]
+        return payload
+
+    async def _recover(self, record: SessionRecord) -> None:
+        """Finish a turn whose worker died (running, lease expired, not running here): `resume()`.
+
+        Without this a server restart would strand such a session: its answers accepted and
+        its stream silent. Losing the race to another recovering server is fine.
+        """
+        if record.status != "running" or self.runner.busy(record.id) or not self._settled(record):
+            return
+        session = await self.runtime.get_session(record.id)
+        if self.runner.busy(record.id):
+            return  # another request started it while this one loaded the session
+        # In the background: the request that noticed must not wait for the turn's next step.
+        # Of several servers recovering at once, resume()'s claim lets exactly one run it.
+        self.runner.spawn(session, Resume())
+
+    async def _recover_quiet(self, session_id: str) -> None:
+        """A stream saw nothing for a while: finish the session's turn if its worker died meanwhile."""
+        if not self.closing and not self.runner.busy(session_id):
+            try:
+                await self._recover(await self.runtime.store.load(session_id))
+            except ApiError:
+                pass  # shutting down: the next server on the store recovers it
+
+    def _settled(self, record: SessionRecord) -> bool:
+        """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""
+        if self.runner.busy(record.id):
+            return False
+        return record.status != "running" or not record.lease_held()
+
+    # --- routes --------------------------------------------------------------------------------
+
+    async def health(self, request: Request) -> Response:
+        """`GET|HEAD /health`: public, eve's `{ok: true, status: "ready", workflowId}`."""
+        return JSONResponse(health(self.runtime.agent))
+
+    @_json_errors
+    async def info(self, request: Request) -> Response:
+        """`GET /info`: eve's agent-info document (needs the same token as the session routes)."""
+        self._principal(request)
+        try:
+            model_id: str | None = self.runtime.model.name
+        except ModelConfigurationError:
+            model_id = None
+        return JSONResponse(agent_info(self.runtime.agent, model_id=model_id))
+
+    @_json_errors
+    async def create_session(self, request: Request) -> Response:
+        """`POST /session`: create a session owned by the caller, optionally starting a turn."""
+        principal = self._principal(request)
+        body = parse_body(CreateSessionBody, await self._body(request))
+        session_id = new_id("ses")
+        await self.owners.claim(session_id, principal)
+        with self.runner.attribute(session_id):
+            session = await self.runtime.create_session(session_id)
+        payload: dict[str, Any] = {"ok": True, "sessionId": session.id, "status": "accepted"}
+        parts = body.message_parts()
+        if parts is not None:
+            delivery_id = new_id("dlv")
+            send = Send(parts, body.client_context, body.output_schema, delivery_id)
+            payload = await self._start(session.id, send, delivery_id)
+        return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session.id})
+
+    @_json_errors
+    async def get_session(self, request: Request) -> Response:
+        """`GET /session/{id}`: the session's status, current turn and open input requests."""
+        session_id = await self._owned(request)
+        await self._recover(await self.runtime.store.load(session_id))
+        session = await self.runtime.get_session(session_id)
+        record = session.record
+        turn = record.turn.to_wire() if record.turn is not None else None
+        payload = {
+            "ok": True,
+            "sessionId": record.id,
+            "status": record.status,
+            "turn": turn,
+            "inputRequests": [r.to_wire() for r in session.input_requests],
+            "eventCount": record.event_count,
+            "createdAt": record.created_at,
+            "updatedAt": record.updated_at,
+        }
+        return JSONResponse(payload, headers={"x-eve-session-id": record.id})
+
+    @_json_errors
+    async def post_session(self, request: Request) -> Response:
+        """`POST /session/{id}`: a follow-up `message`, or `inputResponses` for the parked batch."""
+        session_id = await self._live(request)
+        body = parse_body(SessionInputBody, await self._body(request))
+        record = await self.runtime.store.load(session_id)
+        if record.status == "ended":
+            raise _not_active(session_id)
+        if record.status == "running" and not self.runner.busy(session_id) and self._settled(record):
+            await self._recover(record)
+            raise ApiError(
+                "The session's last turn stopped with its worker and is being finished now; send this again "
+                "once it settles (follow the stream).",
+                status=409,
+                code="session_not_ready",
+            )
+        work: Operation
+        delivery_id = None
+        if body.input_responses is not None:
+            work = Answer(body.input_responses, body.client_context, body.output_schema)
+        else:
+            parts = body.message_parts()
+            assert parts is not None
+            delivery_id = new_id("dlv")
+            work = Send(parts, body.client_context, body.output_schema, delivery_id)
+        payload = await self._start(session_id, work, delivery_id)
+        return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
+
+    @_json_errors
+    async def cancel(self, request: Request) -> Response:
+        """`POST /session/{id}/cancel`: cancel the running or parked turn."""
+        session_id = await self._owned(request)
+        body = parse_body(CancelBody, await self._body(request))
+        record = await self.runtime.store.load(session_id)
+        turn = record.turn
+        if body.turn_id is not None and (turn is None or turn.turn_id != body.turn_id):
+            return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
+        if self.runner.busy(session_id):
+            cancelled = await self.runner.cancel(session_id, body.turn_id)
+        else:
+            cancelled = await (await self.runtime.get_session(session_id)).cancel()
+        store = self.runtime.store
+        if not cancelled and isinstance(store, SessionFeed) and record.status == "running" and record.lease_held():
+            await store.request_cancel(session_id)  # the worker running the turn stops it
+            cancelled = True
+        if cancelled:
+            return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
+        return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
+
+    @_json_errors
+    async def clear(self, request: Request) -> Response:
+        """`POST /session/{id}/clear`: remove the session's history (`context.cleared`)."""
+        session_id = await self._live(request)
+        parse_body(CamelModel, await self._body(request))
+        session = await self.runtime.get_session(session_id)
+        if session.status == "ended":
+            return JSONResponse({"ok": True, "status": "no_active_session"})
+        if self.runner.busy(session_id):
+            raise SessionStateError("A turn is running; clear the session once it settles.", status="running")
+        with self.runner.attribute(session_id):
+            await session.clear()
+        return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
+
+    @_json_errors
+    async def reset(self, request: Request) -> Response:
+        """`POST /session/{id}/reset`: retire the session for good (`session.completed`)."""
+        session_id = await self._live(request)
+        parse_body(ResetBody, await self._body(request))
+        if self.runner.busy(session_id):
+            await self.runner.cancel(session_id)
+            raise SessionStateError("A turn was running; it is being cancelled, reset again.", status="running")
+        session = await self.runtime.get_session(session_id)
+        with self.runner.attribute(session_id):
+            if not await session.reset():
+                return JSONResponse({"ok": True, "status": "no_active_session"})
+        return JSONResponse({"ok": True, "previousSessionId": session_id, "status": "reset"})
+
+    @_json_errors
+    async def compact(self, request: Request) -> Response:
+        """`POST /session/{id}/compact`: eve-py does not summarize sessions; 501."""
+        await self._live(request)
+        raise ApiError(
+            "eve-py does not compact sessions (no summarizing model step); use clear to drop the history.",
+            status=501,
+            code="unsupported",
+        )
+
+    @_json_errors
+    async def stream(self, request: Request) -> Response:
+        """`GET /session/{id}/stream?startIndex=N`: the event log as NDJSON, then live events."""
+        session_id = await self._owned(request)
+        query = request.query_params
+        start = start_index(query.get("startIndex", "0"))
+        follow = query.get("follow", "true").lower() not in ("false", "0")
+        record = await self.runtime.store.load(session_id)
+        await self._recover(record)
+        if start < 0:
+            start = max(0, record.event_count + start)
+        tail = record.event_count - 1
+        with_tail = not follow or query.get("includeTailIndex") in ("1", "true")
+        reader = StreamReader(
+            self.runtime.store,
+            self.hub.subscribe(session_id),  # before the first read: no commit is missed
+            lease_s=self.stream_lease_s,
+            recheck_s=self.recheck_s,
+            closing=lambda: self.closing,
+            unsubscribe=self.hub.unsubscribe,
+            on_quiet=lambda: self._recover_quiet(session_id),
+        )
+        body = reader.lines(start, stop=None if follow else tail + 1, control=query.get("streamControlVersion") == "1")
+        headers = stream_headers(session_id, start, tail if with_tail else None)
+        return StreamingResponse(body, media_type=NDJSON, headers=headers)

@@ -1,0 +1,120 @@
+"""The NDJSON event stream of one session, as eve 0.80.1 serves it: headers, cursor, following, leases.
+
+A reader gets the stored events from its `startIndex`, then live ones as they are committed
+(the hub wakes it, for other processes' commits too on a store with a feed; without one,
+those are found by re-reading every `recheck_s` seconds, when a turn whose worker died is also
+taken over). The response ends at the stored tail (`follow=false`), after a terminal
+`session.completed` / `session.failed`, or after `lease_s` quiet seconds, when a reader that
+asked for eve's control records (`streamControlVersion=1`) gets `stream.lease-ended` first. A
+client then reconnects from its cursor, as eve's does; every line is a stored event, so the
+cursor is simply the number of lines read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import anyio
+
+from eve_py.protocol import encode_event
+from eve_py.server._bodies import bad_request
+from eve_py.server._hub import Subscriber
+from eve_py.sessions._store import SessionStore
+
+__all__ = ("NDJSON", "STREAM_VERSION", "StreamReader", "start_index", "stream_headers")
+
+STREAM_VERSION = "26"
+"""The `x-eve-stream-version` of every stream (eve 0.80.1's; its client accepts 21 to 26)."""
+NDJSON = "application/x-ndjson; charset=utf-8"
+_MAX_SAFE_INTEGER = 2**53 - 1
+_LEASE_ENDED = b'{"$eve":"stream.lease-ended","version":1}\n'
+"""eve's transport record: this response ends, reconnect from your cursor (never a session event)."""
+_TERMINAL = ("session.completed", "session.failed")
+
+
+def start_index(raw: str) -> int:
+    """`startIndex` as eve reads it: an integer within JavaScript's safe range.
+
+    Raises:
+        ApiError: 400 `Expected startIndex to be an integer.`
+    """
+    if not re.fullmatch(r"-?\d+", raw) or abs(int(raw)) > _MAX_SAFE_INTEGER:
+        raise bad_request("Expected startIndex to be an integer.")
+    return int(raw)
+
+
+def stream_headers(session_id: str, start: int, tail: int | None) -> dict[str, str]:
+    """The response headers; `tail` (the last stored index, -1 when none) only when asked for."""
+    headers = {
+        "x-eve-session-id": session_id,
+        "x-eve-stream-version": STREAM_VERSION,
+        "x-eve-stream-format": "ndjson",
+        "x-eve-start-index": str(start),
+        "cache-control": "no-store",
+        "x-accel-buffering": "no",
+    }
+    if tail is not None:
+        headers["x-eve-stream-tail-index"] = str(tail)
+    return headers
+
+
+class StreamReader:
+    """Reads one session's log for one response.
+
+    Args:
+        store: Where the events are.
+        subscriber: The hub subscription that wakes this reader (taken before the first read).
+        lease_s: Quiet seconds after which the response ends.
+        recheck_s: How often to re-read the store without a wake (commits of other processes).
+        closing: Whether the server is shutting down (the response then ends).
+        unsubscribe: Called with `subscriber` when the response ends.
+        on_quiet: Awaited each time `recheck_s` passed without a wake (the server checks then
+            whether the turn's worker died, and finishes its turn).
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        subscriber: Subscriber,
+        *,
+        lease_s: float,
+        recheck_s: float,
+        closing: Callable[[], bool],
+        unsubscribe: Callable[[Subscriber], None],
+        on_quiet: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._store = store
+        self._subscriber = subscriber
+        self._lease_s = lease_s
+        self._recheck_s = recheck_s
+        self._closing = closing
+        self._unsubscribe = unsubscribe
+        self._on_quiet = on_quiet
+
+    async def lines(self, start: int, *, stop: int | None, control: bool) -> AsyncIterator[bytes]:
+        """NDJSON from index `start` (to `stop`, exclusive, when bounded), then live, until the response ends."""
+        session_id = self._subscriber.session_id
+        try:
+            cursor = start
+            quiet_until = anyio.current_time() + self._lease_s
+            while True:
+                events = await self._store.read_events(session_id, cursor, stop)
+                if events:
+                    cursor += len(events)
+                    quiet_until = anyio.current_time() + self._lease_s
+                    yield b"".join(encode_event(event) for event in events)
+                    if events[-1].type in _TERMINAL:
+                        return
+                if stop is not None and cursor >= stop:
+                    return
+                left = quiet_until - anyio.current_time()
+                if left <= 0 or self._closing():
+                    if control:
+                        yield _LEASE_ENDED
+                    return
+                woken = await self._subscriber.wait(min(self._recheck_s, left))
+                if not woken and self._on_quiet is not None:
+                    await self._on_quiet()
+        finally:
+            self._unsubscribe(self._subscriber)

@@ -1,0 +1,74 @@
+"""Which store a command uses: `--store`, else `EVE_STORE`, else the app's SQLite file.
+
+A store is named by one string: a `postgresql://` (or `postgres://`) URL picks the
+`PostgresSessionStore` (the `postgres` extra), `memory` a `MemorySessionStore`, anything else
+is a SQLite file's path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from eve_py.errors import UsageError
+from eve_py.sessions._memory import MemorySessionStore
+from eve_py.sessions._sqlite import SQLiteSessionStore
+from eve_py.sessions._store import SessionStore
+
+if TYPE_CHECKING:
+    from eve_py.sessions.postgres import PostgresSessionStore
+
+__all__ = ("STORE_ENV", "build_store", "is_postgres_url", "open_store", "store_spec")
+
+STORE_ENV = "EVE_STORE"
+
+
+def store_spec(given: str | Path | None, app_dir: Path) -> str:
+    """The store a command uses: `given` (`--store`), else `$EVE_STORE`, else `APP_DIR/.eve/sessions.db`."""
+    if given is not None and str(given):
+        return str(given)
+    return os.environ.get(STORE_ENV) or str(app_dir / ".eve" / "sessions.db")
+
+
+def is_postgres_url(spec: str) -> bool:
+    """Whether `spec` names a PostgreSQL database."""
+    return spec.startswith(("postgresql://", "postgres://"))
+
+
+def build_store(spec: str) -> SessionStore:
+    """The store `spec` names, built without connecting (a PostgreSQL pool opens on first use).
+
+    Raises:
+        UsageError: A PostgreSQL URL without the `postgres` extra installed.
+    """
+    if is_postgres_url(spec):
+        return _postgres()(spec)
+    if spec == "memory":
+        return MemorySessionStore()
+    return SQLiteSessionStore(spec)
+
+
+async def open_store(spec: str) -> SessionStore:
+    """Open the store `spec` names and check its schema (SQLite's file is opened off the event loop).
+
+    Raises:
+        UsageError: A PostgreSQL URL without the `postgres` extra installed.
+        StoreSchemaError: The database has no eve-py schema (run `eve-py store migrate URL`) or
+            another version of it.
+    """
+    if is_postgres_url(spec):
+        return await _postgres().open(spec)
+    if spec == "memory":
+        return MemorySessionStore()
+    return await SQLiteSessionStore.open(spec)
+
+
+def _postgres() -> type[PostgresSessionStore]:
+    try:
+        from eve_py.sessions.postgres import PostgresSessionStore
+    except ImportError as exc:
+        raise UsageError(
+            f"a PostgreSQL store needs the postgres extra: pip install 'eve-py[postgres]' ({exc})"
+        ) from None
+    return PostgresSessionStore

@@ -1,0 +1,184 @@
+"""`SessionRecord`: the mutable part of a session, a small JSON document a store keeps.
+
+A session is this record plus two append-only logs the store keeps beside it: its messages
+(the conversation) and its events. The record's size does not grow with the conversation: it
+holds the current turn, the parked step, the lease and the logs' lengths. Nothing about a
+session lives only in process memory, so any process on the same store can resume it.
+
+**One state machine, stored once.** The turn's `status` is the only status stored; the
+session's status and the parked step's phase are derived from it:
+
+| turn status | parked step | session `status` | meaning |
+|---|---|---|---|
+| (no turn), `completed`, `failed` | none | `idle` | ready for a message |
+| `running` | none | `running` | a model step or its calls are under way |
+| `waiting` | open | `waiting` | parked on input requests |
+| `running` | settling | `running` | every required answer is in: results are being computed |
+
+and `ended` (after `reset`) overrides all of them. Every change is one of the named transitions
+below (`start_turn`, `park`, `answer`, `settle`, `complete`, `fail`, ...): each returns a new
+frozen record and none writes anything, so the harness decides when to commit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import Field
+
+from eve_py._camel import CamelModel
+from eve_py.protocol.pending import PendingStep
+from eve_py.protocol.turns import SessionStatus, TurnInput, TurnState
+
+__all__ = ("Lease", "SessionRecord")
+
+CANCELLED = "The turn was cancelled."
+"""A cancelled turn's error."""
+
+
+class Lease(CamelModel):
+    """Which worker is running the session's turn, and until when it counts as alive."""
+
+    owner: str
+    expires_at: float
+    """Unix time in seconds; renewed by every write the owner makes, and by its heartbeat while a step runs."""
+    takeover: bool = False
+    """The owner took the turn over from a stopped worker (`resume`): `resume(force=True)`
+    elsewhere is refused while this lease holds, so of racing recoveries only one runs anything."""
+
+
+class SessionRecord(CamelModel):
+    """A session's durable state."""
+
+    schema_version: Literal[4] = 4
+    """4 since the session's status is derived from its turn's (3: the conversation became an
+    append-only log beside the record; stores of earlier versions are not read)."""
+    id: str
+    version: int = 0
+    """Bumped by every write; a write based on an older version is refused (optimistic locking)."""
+    created_at: str
+    updated_at: str
+    message_count: int = 0
+    """How many messages the conversation log holds; the next message's index."""
+    history_start: int = 0
+    """The index of the conversation's first message: `clear` moves it past the history."""
+    turn: TurnState | None = None
+    pending: PendingStep | None = None
+    """The parked step, while there is one (open while the turn waits, settling while it runs)."""
+    event_count: int = 0
+    """How many events the log holds; the next event's index."""
+    approved_tools: list[str] = Field(default_factory=list)
+    """Tools a person approved at least once in this session."""
+    queued: TurnInput | None = None
+    """A message sent while a batch was parked: the batch is being dismissed, then this message
+    starts the next turn (kept here so a crash in between loses neither)."""
+    lease: Lease | None = None
+    """Set while a worker runs a turn (`running`); `resume()` takes over only once it expired."""
+    ended: bool = False
+    """True once the session was reset: it takes no more messages."""
+
+    @property
+    def status(self) -> SessionStatus:
+        """The session's status, derived from its turn's (see the module's table)."""
+        if self.ended:
+            return "ended"
+        turn = self.turn
+        if turn is None or turn.status in ("completed", "failed"):
+            return "idle"
+        return "waiting" if turn.status == "waiting" else "running"
+
+    @property
+    def settling(self) -> bool:
+        """Whether the parked step's batch is settled and its results are being computed."""
+        return self.pending is not None and self.status == "running"
+
+    @property
+    def next_sequence(self) -> int:
+        """The `sequence` the session's next turn gets."""
+        return 0 if self.turn is None else self.turn.sequence + 1
+
+    def lease_held(self) -> bool:
+        """Whether a worker holds the running turn now (its lease has not expired)."""
+        return self.lease is not None and self.lease.expires_at > time.time()
+
+    # Transitions: each returns the next record; none writes.
+
+    def start_turn(self, turn: TurnState) -> SessionRecord:
+        """idle (or settled) → running: `turn` starts; a queued message is consumed."""
+        return self.model_copy(update={"turn": turn.with_status("running"), "queued": None})
+
+    def with_turn(self, turn: TurnState) -> SessionRecord:
+        """The same state, with the current turn's counters or context replaced."""
+        return self.model_copy(update={"turn": turn})
+
+    def park(self, pending: PendingStep) -> SessionRecord:
+        """running → waiting: `pending`'s batch is open."""
+        return self.model_copy(update={"pending": pending, "turn": self._turn().with_status("waiting")})
+
+    def answer(self, pending: PendingStep, *, settled: bool) -> SessionRecord:
+        """waiting → waiting (more answers awaited) or → running (settled: results are computed next)."""
+        turn = self._turn()
+        return self.model_copy(update={"pending": pending, "turn": turn.with_status("running") if settled else turn})
+
+    def dismiss(self, sent: TurnInput) -> SessionRecord:
+        """waiting → running: the open batch settles unanswered, then `sent` starts the next turn."""
+        return self.model_copy(update={"turn": self._turn().with_status("running"), "queued": sent})
+
+    def checkpoint(self, pending: PendingStep, approved_tools: list[str]) -> SessionRecord:
+        """Settling: results computed so far are kept (an approved executor's result before anything else)."""
+        return self.model_copy(update={"pending": pending, "approved_tools": approved_tools})
+
+    def settle(self, approved_tools: list[str], *, answered: bool) -> SessionRecord:
+        """settling → running: every parked call has its result; the step joins the conversation.
+
+        `answered`: a person answered the batch, so the model gets a fresh step budget.
+        """
+        turn = self._turn()
+        if answered:
+            turn = turn.model_copy(update={"steps_since_input": 0})
+        return self.model_copy(update={"pending": None, "approved_tools": approved_tools, "turn": turn})
+
+    def complete(self) -> SessionRecord:
+        """running → idle: the model answered."""
+        return self.model_copy(update={"turn": self._turn().with_status("completed")})
+
+    def fail(self, message: str) -> SessionRecord:
+        """running → idle: the turn failed with `message`."""
+        return self.model_copy(update={"turn": self._turn().with_status("failed", message)})
+
+    def cancel(self) -> SessionRecord:
+        """running or waiting → idle: the turn was cancelled; its parked step and a queued message are dropped."""
+        return self.model_copy(
+            update={"pending": None, "queued": None, "turn": self._turn().with_status("failed", CANCELLED)}
+        )
+
+    def clear(self) -> SessionRecord:
+        """The conversation so far is left out of what the model is sent from now on."""
+        return self.model_copy(update={"history_start": self.message_count})
+
+    def end(self) -> SessionRecord:
+        """→ ended: the session takes no more messages."""
+        return self.model_copy(update={"ended": True, "queued": None})
+
+    def leased(self, lease: Lease | None, updated_at: str) -> SessionRecord:
+        """The same state, held by `lease` (None: by nobody), as of `updated_at`."""
+        return self.model_copy(update={"lease": lease, "updated_at": updated_at})
+
+    def created(self, events: int) -> SessionRecord:
+        """The record as a store keeps a new session: version 1, `events` events, no messages."""
+        return self.model_copy(update={"version": 1, "event_count": events, "message_count": 0})
+
+    def stored(self, events: int, messages: int) -> SessionRecord:
+        """The record as a store keeps it after a write that appended `events` events and `messages` messages."""
+        return self.model_copy(
+            update={
+                "version": self.version + 1,
+                "event_count": self.event_count + events,
+                "message_count": self.message_count + messages,
+            }
+        )
+
+    def _turn(self) -> TurnState:
+        assert self.turn is not None, "a transition of a turn needs a turn"
+        return self.turn

@@ -1,0 +1,86 @@
+"""The SQLite store's file: its tables, its schema version, upgrading an older file, opening a connection.
+
+The version is the database's `user_version` (5: records stored against a base record). A file
+of schema 4 is upgraded in place when opened (a column is added); one of an earlier schema is
+refused with `StoreSchemaError` rather than read wrongly.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from eve_py.errors import StoreSchemaError
+
+__all__ = ("SCHEMA_VERSION", "check_schema", "connect", "create_tables")
+
+SCHEMA_VERSION = 5
+"""The database's `user_version` this store writes and reads."""
+
+_UPGRADES = {4: "ALTER TABLE sessions ADD COLUMN base BLOB"}
+"""What brings a file of an older schema to this one, by its version (a schema 4 record reads as is)."""
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS sessions (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    record BLOB NOT NULL,
+    base BLOB
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    chunk BLOB NOT NULL,
+    PRIMARY KEY (session, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+    session INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    chunk BLOB NOT NULL,
+    PRIMARY KEY (session, idx)
+) WITHOUT ROWID;
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+
+def create_tables(db: sqlite3.Connection) -> None:
+    """Create the tables a new file lacks (an existing file's are kept as they are)."""
+    db.executescript(_SCHEMA)
+
+
+def connect(path: Path, timeout_s: float) -> sqlite3.Connection:
+    """A connection to the file (autocommit: transactions are begun explicitly).
+
+    Raises:
+        StoreSchemaError: The file (or its folder) cannot be opened.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return sqlite3.connect(path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreSchemaError(f"cannot open {path} as a session store: {exc}") from exc
+
+
+def check_schema(db: sqlite3.Connection, path: Path) -> None:
+    """Upgrade a file of an older schema this one can read; refuse any other (a new or empty file passes).
+
+    Raises:
+        StoreSchemaError: The file holds sessions of another eve-py version.
+    """
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "sessions" in tables and version in _UPGRADES:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(_UPGRADES[version])
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+        version = SCHEMA_VERSION
+    if "sessions" in tables and version != SCHEMA_VERSION:
+        raise StoreSchemaError(
+            f"{path} holds sessions in store schema {version}, written by another eve-py version; this one "
+            f"reads schema {SCHEMA_VERSION}. Use a new file (--store), or finish those sessions with the "
+            "eve-py that wrote them."
+        )

@@ -1,0 +1,93 @@
+"""The `SessionStore` protocol: how sessions, their conversations and their event logs are kept.
+
+A session is a small mutable record plus two append-only logs: messages (the conversation) and
+events. Every write is a compare-and-set on the record's `version` that appends that write's
+messages and events in the same transaction, so the logs and the record never disagree,
+concurrent writers cannot both win, and nothing written is ever rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from eve_py.protocol import Event
+from eve_py.protocol.messages import Message
+from eve_py.sessions._record import SessionRecord
+
+__all__ = ("SessionStore",)
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Durable storage for sessions.
+
+    Implementations: `MemorySessionStore`, `SQLiteSessionStore`, `PostgresSessionStore`.
+    """
+
+    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+        """Store a new session (version 0 → 1) with its first events.
+
+        Raises:
+            SessionConflictError: A session with that id exists.
+        """
+        ...
+
+    async def load(self, session_id: str) -> SessionRecord:
+        """Read a session.
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    async def commit(
+        self,
+        record: SessionRecord,
+        events: Sequence[Event],
+        messages: Sequence[Message] = (),
+        *,
+        durable: bool = True,
+    ) -> SessionRecord:
+        """Replace the session's record with `record` if the stored version is still `record.version`.
+
+        The stored record gets `version + 1`, `event_count + len(events)` and `message_count +
+        len(messages)`; `events` are appended at indices `record.event_count, ...` and
+        `messages` at `record.message_count, ...`. All or nothing.
+
+        Writes are kept in the order they were committed: a write is never on disk without
+        every write committed before it.
+
+        Args:
+            durable: True: the write is on disk (it survives a power loss) when this returns, as
+                far as the store's settings promise. False: it may be synced later, with the next
+                durable write; a store may treat every write as durable.
+
+        Returns:
+            The record as stored.
+
+        Raises:
+            SessionConflictError: Another write happened since `record` was read.
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
+        """Events with index in `[start, stop)`, oldest first (`stop=None`: to the end).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
+        """Messages with index in `[start, stop)`, oldest first (`stop=None`: to the end).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release resources (connections); the store is unusable afterwards."""
+        ...

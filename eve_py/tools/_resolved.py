@@ -1,0 +1,139 @@
+"""The runtime normalizer: `resolve_tool` turns an authored `ToolDefinition` into a `ResolvedTool`.
+
+It re-checks every tool when an app loads, independently of the compiler, because a
+definition can be rebuilt (`dataclasses.replace`) or built by hand after compile time. A
+client-resolved tool never gets an executor attached.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from eve_py._context import ApprovalContext
+from eve_py._json import JsonSchema, JsonValue
+from eve_py.authoring._definition import ApprovalPolicy, ToolDefinition
+from eve_py.authoring._signature import ExecutorPlan, plan_executor
+from eve_py.errors import ToolDefinitionError, ToolResolutionError
+from eve_py.models._base import ToolSpec
+
+__all__ = ("ResolvedTool", "field_problems", "resolve_tool", "tool_name_from_path")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolvedTool:
+    """A tool ready to be offered to a model and run (or parked)."""
+
+    name: str
+    """The tool's name as the model sees it."""
+    description: str
+    input_schema: JsonSchema
+    output_schema: JsonSchema | None
+    client_resolved: bool
+    """True: calls park as input requests and the answer is the result."""
+    needs_approval: ApprovalPolicy
+    to_model_output: Callable[[JsonValue], JsonValue] | None
+    path: str
+    """Source path relative to `agent/`, or an `eve:` id for framework tools."""
+    plan: ExecutorPlan | None
+    """How to call the executor; None for client-resolved tools."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(name=self.name, description=self.description, input_schema=self.input_schema)
+
+    async def approval_required(self, ctx: ApprovalContext) -> bool:
+        """Evaluate the approval policy for one call (a callable policy may be async)."""
+        policy = self.needs_approval
+        if isinstance(policy, bool):
+            return policy
+        decision: Any = policy(ctx)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        return bool(decision)
+
+
+def tool_name_from_path(path: str) -> str:
+    """`tools/billing/refund.py` (or `billing/refund.py`) → `billing-refund`."""
+    relative = path.removeprefix("tools/")
+    return relative.removesuffix(".py").replace("/", "-")
+
+
+def field_problems(definition: ToolDefinition) -> list[str]:
+    """Fields of the wrong type, which only a definition rebuilt with `dataclasses.replace` can have."""
+    problems = []
+    description: object = definition.description
+    needs_approval: object = definition.needs_approval
+    to_model_output: object = definition.to_model_output
+    if not isinstance(description, str) or not description.strip():
+        problems.append("Its description must be a non-empty string.")
+    if not isinstance(needs_approval, bool) and not callable(needs_approval):
+        problems.append("Its needs_approval must be a bool or a callable taking an ApprovalContext.")
+    if to_model_output is not None and not callable(to_model_output):
+        problems.append("Its to_model_output must be callable.")
+    return problems
+
+
+def _shape_message(path: str) -> str:
+    return f'Expected the tool export "tool" from "{path}" to match the public eve shape.'
+
+
+def resolve_tool(definition: object, *, path: str, name: str | None = None) -> ResolvedTool:
+    """Check one authored tool again and prepare it for the runtime.
+
+    Args:
+        definition: The value a tool file exported as `tool`.
+        path: The tool file's path relative to `agent/` (e.g. `tools/note.py`).
+        name: The tool's name; derived from `path` when omitted.
+
+    Raises:
+        ToolResolutionError: The definition is not a `ToolDefinition`, is client-resolved
+            and has an executor, or is not client-resolved and has none.
+    """
+    if not isinstance(definition, ToolDefinition):
+        raise ToolResolutionError(_shape_message(path), path=path)
+    tool_name = name or tool_name_from_path(path)
+    problems = field_problems(definition)
+    if problems:
+        raise ToolResolutionError(f"{_shape_message(path)} {' '.join(problems)}", path=path)
+    if definition.client_resolved:
+        if definition.execute is not None:
+            raise ToolResolutionError(
+                f'Expected the tool export "tool" from "{path}" not to define an "execute" function '
+                "when it is client-resolved.",
+                path=path,
+            )
+        if definition.needs_approval is not False:
+            raise ToolResolutionError(
+                f'Expected the tool export "tool" from "{path}" not to need approval when it is client-resolved: '
+                "the person's answer is the result, there is nothing to approve.",
+                path=path,
+            )
+        plan = None
+    else:
+        if not callable(definition.execute):
+            raise ToolResolutionError(
+                f'Expected the tool export "tool" from "{path}" to provide an execute function.', path=path
+            )
+        plan = definition.plan
+        if plan is None or plan.fn is not definition.execute:
+            try:
+                plan = plan_executor(definition.execute, tool=tool_name)
+            except ToolDefinitionError as exc:
+                raise ToolResolutionError(
+                    f'Failed to attach the tool execute function from "{path}": {exc}', path=path
+                ) from exc
+    return ResolvedTool(
+        name=tool_name,
+        description=definition.description,
+        input_schema=definition.input_schema,
+        output_schema=definition.output_schema,
+        client_resolved=definition.client_resolved,
+        needs_approval=definition.needs_approval,
+        to_model_output=definition.to_model_output,
+        path=path,
+        plan=plan,
+    )

@@ -1,0 +1,206 @@
+"""The layout `docs/architecture.md` draws holds: floors, no circles, small modules and functions.
+
+Every import counts, from the module's body, a function's body or an `if TYPE_CHECKING:` block:
+the graph is read from the source, not from what happens to run.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import eve_py
+from eve_py._moved import MODULES as MOVED
+
+ROOT = Path(eve_py.__file__).resolve().parent
+
+FLOORS: list[tuple[str, set[str]]] = [
+    ("basement", {"eve_py.errors", "eve_py._json", "eve_py._camel", "eve_py._lru", "eve_py._version"}),
+    ("basement", {"eve_py._loading", "eve_py._moved"}),
+    ("ground: the shared vocabulary", {"eve_py.protocol"}),
+    ("parts", {"eve_py._context", "eve_py.models", "eve_py.resolvers", "eve_py.sessions", "eve_py.client"}),
+    ("parts", {"eve_py.testing"}),
+    ("authoring", {"eve_py.authoring"}),
+    ("loading", {"eve_py.tools", "eve_py.compiler", "eve_py.mcp.connect", "eve_py.agent"}),
+    ("deciding", {"eve_py.parking"}),
+    ("acting", {"eve_py.harness"}),
+    ("serving", {"eve_py.server", "eve_py.mcp.serve", "eve_py.mcp.channel", "eve_py.evals"}),
+    ("entry", {"eve_py", "eve_py.mcp", "eve_py.cli", "eve_py.__main__"}),
+]
+"""Each group of packages, lowest first; a module may import its own group's and lower groups' modules."""
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        if "template" in path.relative_to(ROOT).parts:  # `eve-py init`'s app files, not the library
+            continue
+        parts = ["eve_py", *path.relative_to(ROOT).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _target(name: str) -> str:
+    """The module an imported name lives in: itself if a module, else the nearest enclosing module."""
+    while name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _imports(module: str) -> set[str]:
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {_target(a.name) for a in node.names if a.name.split(".")[0] == "eve_py"}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base.split(".")[0] != "eve_py":
+                continue
+            found |= {_target(f"{base}.{a.name}") for a in node.names}
+    found.discard(module)
+    return found
+
+
+GRAPH = {module: _imports(module) for module in MODULES}
+
+
+def _floor(module: str) -> int:
+    best, floor = "", -1
+    for index, (_, packages) in enumerate(FLOORS):
+        for package in packages:
+            if (module == package or module.startswith(package + ".")) and len(package) > len(best):
+                best, floor = package, index
+    assert floor >= 0, f"{module} is on no floor: add its package to FLOORS and to docs/architecture.md"
+    return floor
+
+
+def test_every_module_is_on_a_floor() -> None:
+    for module in MODULES:
+        _floor(module)
+
+
+def test_no_import_runs_up_a_floor() -> None:
+    upward = [
+        f"{module} ({FLOORS[_floor(module)][0]}) imports {imported} ({FLOORS[_floor(imported)][0]})"
+        for module, imported_set in GRAPH.items()
+        for imported in sorted(imported_set)
+        if _floor(imported) > _floor(module)
+    ]
+    assert upward == []
+
+
+def _cycle() -> list[str] | None:
+    """One import cycle among eve-py's modules, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        stack.append(module)
+        for imported in sorted(GRAPH[module]):
+            if state.get(imported) == 1:
+                return [*stack[stack.index(imported) :], imported]
+            if imported not in state and (found := visit(imported)) is not None:
+                return found
+        stack.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(GRAPH):
+        if module not in state and (found := visit(module)) is not None:
+            return found
+    return None
+
+
+def test_no_two_modules_import_each_other_even_through_others() -> None:
+    assert _cycle() is None
+
+
+def _package_imports(package: str) -> set[str]:
+    return {
+        imported
+        for module, imported_set in GRAPH.items()
+        if module == package or module.startswith(package + ".")
+        for imported in imported_set
+        if not (imported == package or imported.startswith(package + "."))
+    }
+
+
+def test_the_vocabulary_imports_only_errors_and_json_helpers() -> None:
+    assert _package_imports("eve_py.protocol") <= {"eve_py.errors", "eve_py._json", "eve_py._camel"}
+
+
+def test_the_client_imports_only_the_vocabulary_errors_and_json_helpers() -> None:
+    assert _package_imports("eve_py.client") <= {
+        "eve_py.protocol",
+        "eve_py.protocol.events",
+        "eve_py.protocol.payloads",
+        "eve_py.protocol.requests",
+        "eve_py.protocol.turns",
+        "eve_py.errors",
+        "eve_py._json",
+        "eve_py._camel",
+    }
+
+
+def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+
+
+def test_no_module_is_over_400_lines_and_no_function_over_80() -> None:
+    long_modules = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    long_functions = [
+        f"{module}.{node.name}: {size} lines"
+        for module, path in MODULES.items()
+        for node in _functions(ast.parse(path.read_text(encoding="utf-8")))
+        if (size := (node.end_lineno or node.lineno) - node.lineno + 1) > 80
+    ]
+    assert long_modules == {}
+    assert long_functions == []
+
+
+def test_every_module_opens_with_its_docstring() -> None:
+    missing = [m for m, p in MODULES.items() if ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) is None]
+    assert missing == []
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_moved_module_path_still_imports_with_a_deprecation_warning(old: str) -> None:
+    if old.startswith("eve_py.mcp."):
+        pytest.importorskip("mcp")
+    sys.modules.pop(old, None)  # an alias imported before would not warn again
+    with pytest.warns(DeprecationWarning, match="moved to"):
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(MOVED[old])
+
+
+def test_names_moved_out_of_a_package_still_resolve_with_a_deprecation_warning() -> None:
+    import eve_py.harness
+    import eve_py.parking
+    from eve_py.protocol import InputRequest, TurnResult, TurnResultStatus
+
+    with pytest.warns(DeprecationWarning, match="eve_py.protocol.InputRequest"):
+        assert eve_py.parking.InputRequest is InputRequest
+    with pytest.warns(DeprecationWarning, match="eve_py.protocol.TurnResult"):
+        assert eve_py.harness.TurnResult is TurnResult
+    with pytest.warns(DeprecationWarning, match="TurnResultStatus"):
+        assert eve_py.harness.TurnStatus is TurnResultStatus
+    with pytest.raises(AttributeError):
+        eve_py.harness.NoSuchName  # noqa: B018
