@@ -1,4 +1,4 @@
-"""How eval checks compare what happened with what was expected (`input=`, `output=`, events).
+"""How eval checks compare what happened with what was expected (`input=`, `output=`, `event_order()` patterns).
 
 The rules, applied recursively:
 
@@ -18,8 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TypeAlias
 
 from eve_py._json import JsonValue
+from eve_py.errors import EvalConfigurationError
+from eve_py.protocol import AnyEvent, payload
+from eve_py.protocol.events import EVENT_TYPES
 
-__all__ = ("Expected", "describe", "matches", "render_json")
+__all__ = ("Expected", "describe", "event_pattern", "matches", "pattern_types", "render_json")
 
 Expected: TypeAlias = object
 """An expectation: JSON data, an `re.Pattern`, a predicate, or containers of these."""
@@ -73,3 +76,35 @@ def render_json(value: object, limit: int = 240) -> str:
 
 def _unjson(value: object) -> str:
     return describe(value) if isinstance(value, re.Pattern) or callable(value) else repr(value)
+
+
+def event_pattern(pattern: str | Mapping[str, object]) -> tuple[Callable[[AnyEvent], bool], str]:
+    """An `event_order()` pattern (a type, or a type and fields) as a test of an event, and as text.
+
+    Raises:
+        EvalConfigurationError: The pattern names no event type, or one eve does not have.
+    """
+    if isinstance(pattern, str):
+        kind, fields = pattern, {}
+    else:
+        fields = {key: value for key, value in pattern.items() if key != "type"}
+        raw = pattern.get("type")
+        if not isinstance(raw, str):
+            raise EvalConfigurationError(f"event_order() pattern {pattern!r} needs a 'type'")
+        kind = raw
+    if kind not in EVENT_TYPES:
+        raise EvalConfigurationError(
+            f"event_order(): {kind!r} is not an event type; known types: {', '.join(sorted(EVENT_TYPES))}"
+        )
+
+    def check(event: AnyEvent) -> bool:
+        return event.type == kind and matches(fields, payload(event))
+
+    shown = kind if not fields else f"{kind} with {describe(fields)}"
+    return check, shown
+
+
+def pattern_types(pattern: str | Mapping[str, object]) -> Callable[[AnyEvent], bool]:
+    """A test of whether an event has the pattern's type (whatever its fields)."""
+    kind = pattern if isinstance(pattern, str) else pattern.get("type")
+    return lambda event: event.type == kind
