@@ -40,10 +40,12 @@ def define_agent(
         max_steps: Most model steps per turn, at least 1.
 
     Raises:
-        UsageError: `max_steps` is below 1 or `instructions` is not a string.
+        UsageError: `max_steps` is not a whole number of at least 1, or `instructions` is not a string.
     """
-    if max_steps < 1:
-        raise UsageError(f"define_agent: max_steps must be at least 1, got {max_steps}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise UsageError(
+            f"define_agent: max_steps must be at least 1, got {max_steps!r} (a whole number of model steps)"
+        )
     if instructions is not None and not isinstance(instructions, str):
         raise UsageError("define_agent: instructions must be a string")
     return AgentDefinition(model=model, instructions=instructions, max_steps=max_steps)

@@ -28,6 +28,7 @@ import anyio
 import httpx
 
 from eve_py.agent import load_agent
+from eve_py.cli._types import positive_int, seconds
 from eve_py.client import Client
 from eve_py.errors import ApiError, EvalConfigurationError, UsageError
 from eve_py.evals._backend import EvalBackend, HttpBackend, InProcessBackend
@@ -45,26 +46,6 @@ if TYPE_CHECKING:
 __all__ = ("add_eval_command", "run_eval_command")
 
 _RICH_HINT = "eve-py eval needs rich for its terminal output: pip install 'eve-py[evals]' (or pass --json)"
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
-    return value
 
 
 def add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,13 +66,13 @@ def add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     command.add_argument("--json", action="store_true", help="print the summary and results as JSON, no live output")
     command.add_argument(
         "--max-concurrency",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help=f"evals running at once (default: evals_config.py, else {DEFAULT_MAX_CONCURRENCY})",
     )
     command.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=seconds,
         metavar="SECONDS",
         help=f"time limit of an eval that sets none (default: evals_config.py, else {DEFAULT_TIMEOUT_S:g})",
     )

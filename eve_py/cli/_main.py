@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -49,6 +48,7 @@ from eve_py.cli._prompts import describe_answer
 from eve_py.cli._render import Renderer, say, showing_retries
 from eve_py.cli._serve import add_serve_parser, serve
 from eve_py.cli._store import add_store_parser, run_store_command
+from eve_py.cli._types import seconds
 from eve_py.compiler._app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, InvalidAnswerError, SessionError, UsageError
 from eve_py.harness._commit import Committed
@@ -64,17 +64,6 @@ __all__ = ("main",)
 
 
 _print = say
-
-
-def _seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return value
 
 
 STORE_HELP = (
@@ -112,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("app_dir", type=Path, help=APP_DIR_HELP)
     build.add_argument(
         "--import-timeout",
-        type=_seconds,
+        type=seconds,
         metavar="SECONDS",
         help="report a file still importing after SECONDS as an error instead of waiting for it "
         "(default: $EVE_IMPORT_TIMEOUT, else 5)",

@@ -23,6 +23,7 @@ import anyio
 
 from eve_py.agent import load_agent, load_mock_model
 from eve_py.cli._serve import bind_listener, is_loopback
+from eve_py.cli._types import port
 from eve_py.errors import UsageError
 from eve_py.harness._runtime import Runtime
 from eve_py.models._base import Model
@@ -39,7 +40,7 @@ def add_mcp_parser(commands: Any) -> None:
     command.add_argument("app_dir", type=Path, help="the app folder, holding agent/")
     command.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     command.add_argument("--host", default="127.0.0.1", help="with --http: a loopback address (default 127.0.0.1)")
-    command.add_argument("--port", type=int, default=8000, help="with --http: the port (default 8000; 0 picks one)")
+    command.add_argument("--port", type=port, default=8000, help="with --http: the port (default 8000; 0 picks one)")
     command.add_argument(
         "--agent", action="store_true", help="serve the agent itself (agent_start/get/update/cancel), not its tools"
     )

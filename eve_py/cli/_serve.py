@@ -36,6 +36,7 @@ from typing import Any
 import anyio
 
 from eve_py.agent import load_agent, load_mock_model
+from eve_py.cli._types import port, positive_int, seconds
 from eve_py.cli._workers import supervise
 from eve_py.errors import UsageError
 from eve_py.harness._runtime import Runtime
@@ -55,16 +56,16 @@ def add_serve_parser(commands: Any) -> None:
         "app_dir", type=Path, help="the app folder, holding agent/ (agent.py, tools/*.py) and optionally evals/"
     )
     serve_cmd.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve_cmd.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 picks one)")
+    serve_cmd.add_argument("--port", type=port, default=8000, help="port to listen on (default 8000; 0 picks one)")
     serve_cmd.add_argument("--model", help='"mock" for the app\'s agent/mock_model.py, or "provider/model"')
     serve_cmd.add_argument(
         "--store",
         help="a SQLite file or a postgresql:// URL (default $EVE_STORE, else APP_DIR/.eve/sessions.db)",
     )
-    serve_cmd.add_argument("--workers", type=_positive, default=1, help="server processes to run (default 1)")
+    serve_cmd.add_argument("--workers", type=positive_int, default=1, help="server processes to run (default 1)")
     serve_cmd.add_argument(
         "--lease-s",
-        type=float,
+        type=seconds,
         default=120.0,
         metavar="SECONDS",
         help="how long a killed worker's turn waits before another worker finishes it (default 120; "
@@ -72,7 +73,7 @@ def add_serve_parser(commands: Any) -> None:
     )
     serve_cmd.add_argument(
         "--recheck-s",
-        type=float,
+        type=seconds,
         default=5.0,
         metavar="SECONDS",
         help="how often a quiet stream re-reads the store and looks for turns whose worker died (default 5)",
@@ -89,12 +90,6 @@ def add_serve_parser(commands: Any) -> None:
         metavar="NAME",
         help="a Host name the server answers to besides loopback names (repeatable; *.example.com allowed)",
     )
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(text)
 
 
 def is_loopback(host: str) -> bool:

@@ -1,13 +1,14 @@
 """Which store a command uses: `--store`, else `EVE_STORE`, else the app's SQLite file.
 
 A store is named by one string: a `postgresql://` (or `postgres://`) URL picks the
-`PostgresSessionStore` (the `postgres` extra), `memory` a `MemorySessionStore`, anything else
-is a SQLite file's path.
+`PostgresSessionStore` (the `postgres` extra), `memory` a `MemorySessionStore`, and a path a
+SQLite file. A URL of any other scheme (`mysql://...`) is refused, not taken for a path.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = ("STORE_ENV", "build_store", "is_postgres_url", "open_store", "store_spec")
 
 STORE_ENV = "EVE_STORE"
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def store_spec(given: str | Path | None, app_dir: Path) -> str:
@@ -40,12 +43,13 @@ def build_store(spec: str) -> SessionStore:
     """The store `spec` names, built without connecting (a PostgreSQL pool opens on first use).
 
     Raises:
-        UsageError: A PostgreSQL URL without the `postgres` extra installed.
+        UsageError: A PostgreSQL URL without the `postgres` extra installed, or a URL of another scheme.
     """
     if is_postgres_url(spec):
         return _postgres()(spec)
     if spec == "memory":
         return MemorySessionStore()
+    _refuse_other_urls(spec)
     return SQLiteSessionStore(spec)
 
 
@@ -53,7 +57,7 @@ async def open_store(spec: str) -> SessionStore:
     """Open the store `spec` names and check its schema (SQLite's file is opened off the event loop).
 
     Raises:
-        UsageError: A PostgreSQL URL without the `postgres` extra installed.
+        UsageError: A PostgreSQL URL without the `postgres` extra installed, or a URL of another scheme.
         StoreSchemaError: The database has no eve-py schema (run `eve-py store migrate URL`) or
             another version of it.
     """
@@ -61,7 +65,22 @@ async def open_store(spec: str) -> SessionStore:
         return await _postgres().open(spec)
     if spec == "memory":
         return MemorySessionStore()
+    _refuse_other_urls(spec)
     return await SQLiteSessionStore.open(spec)
+
+
+def _refuse_other_urls(spec: str) -> None:
+    """Refuse a URL of a scheme eve-py has no store for (it would otherwise become a file's path).
+
+    Raises:
+        UsageError: It is one; the message names the scheme only (the URL may hold a password).
+    """
+    found = _URL.match(spec)
+    if found is not None:
+        raise UsageError(
+            f"no session store for URLs of scheme {found.group(1)!r}: use a postgresql:// (or postgres://) URL, "
+            "'memory', or a SQLite file's path"
+        )
 
 
 def _postgres() -> type[PostgresSessionStore]:

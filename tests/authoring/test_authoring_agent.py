@@ -38,6 +38,14 @@ def test_define_agent_rejects_max_steps_below_one(max_steps: int) -> None:
         define_agent(max_steps=max_steps)
 
 
+@pytest.mark.parametrize("max_steps", ["ten", 2.5, True, None])
+def test_define_agent_refuses_max_steps_that_is_not_a_whole_number_with_a_clear_error(max_steps: object) -> None:
+    with pytest.raises(UsageError) as caught:
+        define_agent(max_steps=max_steps)  # type: ignore[arg-type]
+
+    assert "max_steps must be at least 1" in str(caught.value) and repr(max_steps) in str(caught.value)
+
+
 def test_define_agent_rejects_instructions_that_are_not_a_string() -> None:
     with pytest.raises(UsageError, match="instructions must be a string"):
         define_agent(instructions=["Be brief."])  # type: ignore[arg-type]

@@ -60,3 +60,41 @@ def test_a_bad_store_in_a_real_process_prints_no_traceback(eve: RunEve, hitl_app
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
     assert store.read_bytes() == NOT_A_DATABASE
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_store_url_of_an_unknown_scheme_is_refused_naming_the_schemes_eve_py_has(
+    command: str, hitl_app: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a URL taken for a path would become a file under here
+    args = [arg.format(app=hitl_app) for arg in COMMANDS[command]]
+
+    code = main([*args, "--store", "mysql://eve:s3cret@db.example/sessions"])
+
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("error: ") and "'mysql'" in captured.err
+    assert "postgresql://" in captured.err and "memory" in captured.err and "SQLite" in captured.err
+    assert "s3cret" not in captured.err and "Traceback" not in captured.err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["serve", "{app}", "--port", "99999"], "--port: expected a port from 0 to 65535"),
+        (["serve", "{app}", "--port", "-1"], "--port: expected a port from 0 to 65535"),
+        (["mcp", "{app}", "--http", "--port", "99999"], "--port: expected a port from 0 to 65535"),
+        (["serve", "{app}", "--lease-s", "-1"], "--lease-s: expected a number of seconds > 0"),
+        (["serve", "{app}", "--recheck-s", "0"], "--recheck-s: expected a number of seconds > 0"),
+        (["serve", "{app}", "--workers", "0"], "--workers: must be at least 1"),
+    ],
+)
+def test_a_number_option_out_of_its_range_is_refused_before_anything_starts(
+    args: list[str], problem: str, hitl_app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([arg.format(app=hitl_app) for arg in args])
+
+    assert exited.value.code == 2
+    assert problem in capsys.readouterr().err
