@@ -190,7 +190,14 @@ class EvalAssertionError(EvalError, AssertionError):
 
 
 class SessionError(EveError):
-    """A session operation was refused; the stored session was not changed."""
+    """A session operation was refused; the stored session was not changed.
+
+    Attributes:
+        http_message: The message as the HTTP API tells it, where the Python one names a Python
+            call (`resume()`); None when both say the same.
+    """
+
+    http_message: str | None = None
 
 
 class SessionNotFoundError(SessionError):
@@ -212,9 +219,10 @@ class SessionStateError(SessionError):
         status: The session's status when the operation was refused.
     """
 
-    def __init__(self, message: str, *, status: str) -> None:
+    def __init__(self, message: str, *, status: str, http_message: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.http_message = http_message
 
 
 class SessionNotWaitingError(SessionStateError):
@@ -252,9 +260,10 @@ class InputResponseError(SessionError):
         request_id: The offending response's `requestId`.
     """
 
-    def __init__(self, message: str, *, request_id: str) -> None:
+    def __init__(self, message: str, *, request_id: str, http_message: str | None = None) -> None:
         super().__init__(message)
         self.request_id = request_id
+        self.http_message = http_message
 
 
 class UnknownRequestError(InputResponseError):

@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -48,7 +48,7 @@ __all__ = ("add_eval_command", "run_eval_command")
 _RICH_HINT = "eve-py eval needs rich for its terminal output: pip install 'eve-py[evals]' (or pass --json)"
 
 
-def add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_eval_command(commands: argparse._SubParsersAction[Any]) -> None:
     """Register `eval` on the `eve-py` command's subparsers."""
     command = commands.add_parser(
         "eval",

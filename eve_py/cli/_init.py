@@ -12,6 +12,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 from eve_py.errors import UsageError
 
@@ -45,11 +46,14 @@ def init_app(target: str | Path, *, force: bool = False) -> list[Path]:
         The files written, relative to `target`, sorted.
 
     Raises:
-        UsageError: `target` is a file, or a non-empty folder and `force` is false.
+        UsageError: `target` or a folder above it is a file, `target` is a non-empty folder and
+            `force` is false, or a file cannot be written (permissions, a full disk).
     """
     target = Path(target)
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{str(target)!r} is a file, not a folder")
+    blocking = next((folder for folder in (target, *target.parents) if folder.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        where = "" if blocking == target else f" (in {str(target)!r})"
+        raise UsageError(f"{str(blocking)!r} is a file, not a folder{where}")
     if target.is_dir() and not force:
         present = sorted(entry.name for entry in target.iterdir())
         if present:
@@ -61,13 +65,16 @@ def init_app(target: str | Path, *, force: bool = False) -> list[Path]:
     written: list[Path] = []
     for parts, content in _template_files(files("eve_py.cli").joinpath("template")):
         path = target.joinpath(*parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        except OSError as exc:
+            raise UsageError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
         written.append(Path(*parts))
     return sorted(written)
 
 
-def add_init_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_init_parser(commands: argparse._SubParsersAction[Any]) -> None:
     """Register `init` on the `eve-py` command's subparsers."""
     command = commands.add_parser(
         "init",

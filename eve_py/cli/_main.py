@@ -48,7 +48,7 @@ from eve_py.cli._prompts import describe_answer
 from eve_py.cli._render import Renderer, say, showing_retries
 from eve_py.cli._serve import add_serve_parser, serve
 from eve_py.cli._store import add_store_parser, run_store_command
-from eve_py.cli._types import seconds
+from eve_py.cli._types import CommandParser, seconds
 from eve_py.compiler._app import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import CompileError, EveError, InputResponseError, InvalidAnswerError, SessionError, UsageError
 from eve_py.harness._commit import Committed
@@ -87,7 +87,7 @@ Run "eve-py COMMAND --help" for a command's options.
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="eve-py",
         description="Build and run eve-py agent apps: tools that park for a person's answer or approval.",
         epilog=_EXAMPLES,
@@ -205,6 +205,16 @@ def _same_options(args: argparse.Namespace) -> str:
     return options + (f" --store {args.store}" if args.store else "")
 
 
+def _nothing_to_continue(args: argparse.Namespace, session: Session) -> str:
+    """Why `run --session ID` without a message has nothing to do, and what would."""
+    turn = session.record.turn
+    last = "" if turn is None else f" (its last turn {turn.status}{f': {turn.error}' if turn.error else ''})"
+    return (
+        f"session {session.id} is idle{last}: no turn is parked or running, so there is nothing to continue; "
+        f"send a message to start one: eve-py run {args.app_dir} --session {session.id}{_same_options(args)} MESSAGE"
+    )
+
+
 def _load_answers(path: Path | None) -> list[dict[str, Any]]:
     if path is None:
         return []
@@ -255,6 +265,8 @@ async def _run(args: argparse.Namespace) -> int:
         _print(f"session {session.id}", err=args.json)
         if args.message is not None:
             result = await session.send(args.message)
+        elif session.status == "idle":
+            raise UsageError(_nothing_to_continue(args, session))
         else:
             result = await session.resume()
         while result.status == "waiting":

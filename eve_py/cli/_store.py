@@ -16,7 +16,7 @@ import anyio
 
 from eve_py.errors import UsageError
 from eve_py.sessions._copying import copy_sessions
-from eve_py.sessions._opening import is_postgres_url, open_store
+from eve_py.sessions._opening import is_postgres_url, open_store, url_scheme
 
 __all__ = ("add_store_parser", "run_store_command")
 
@@ -28,7 +28,7 @@ def add_store_parser(commands: Any) -> None:
     migrate = actions.add_parser("migrate", help="create or upgrade the eve-py schema of a PostgreSQL database")
     migrate.add_argument("url", help="postgresql://user@host:5432/db")
     copy = actions.add_parser("copy", help="copy every session of a SQLite store into another store")
-    copy.add_argument("source", type=Path, help="the SQLite file to copy from")
+    copy.add_argument("source", help="the SQLite file to copy from")
     copy.add_argument("destination", help="the store to copy into: a postgresql:// URL (migrated) or a SQLite file")
 
 
@@ -66,10 +66,18 @@ async def _migrate(url: str) -> int:
     return 0
 
 
-async def _copy(source: Path, destination: str) -> int:
+async def _copy(source: str, destination: str) -> int:
+    scheme = url_scheme(source)
+    if scheme is not None:
+        # Never taken as a path (it would name a file "postgresql:/..."); only the scheme is named,
+        # as the URL may hold a password.
+        raise UsageError(
+            f"store copy reads from a SQLite file, and FROM is a {scheme}:// URL; "
+            "copy out of PostgreSQL with pg_dump, or give the SQLite file to copy from"
+        )
     store = await open_store(destination)
     try:
-        report = await copy_sessions(source, store)
+        report = await copy_sessions(Path(source), store)
     finally:
         await store.aclose()
     print(f"copied {len(report.copied)} session(s) from {source}", flush=True)

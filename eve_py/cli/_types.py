@@ -1,11 +1,40 @@
-"""The argparse types of the command line's numeric options: each refuses what makes no sense, with a message."""
+"""The command line's argparse parts: a parser that takes positionals anywhere, and number types with messages.
+
+Each number type refuses what makes no sense (a port past 65535, a lease of -1 s) with a message
+saying what it expected.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 
-__all__ = ("port", "positive_int", "seconds")
+__all__ = ("CommandParser", "port", "positive_int", "seconds")
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An `ArgumentParser` that takes positionals among the options (`run APP --model mock "hi"`).
+
+    Plain argparse fills every positional from the first run of bare words, so a message after
+    an option is refused as unrecognized. A command's parser therefore parses the way
+    `parse_intermixed_args` does; a parser holding subcommands (`eve-py` itself, `store`) cannot,
+    and parses as argparse always has. Subcommands' parsers are of the parent's class.
+    """
+
+    _intermixing = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # parse_known_intermixed_args calls back into this method for each of its two passes.
+        if self._intermixing or any(action.nargs in (argparse.PARSER, argparse.REMAINDER) for action in self._actions):
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
 
 def seconds(text: str) -> float:

@@ -56,7 +56,9 @@ async def accept(
     pending = record.pending
     if not responses:
         raise InputResponseError("respond() needs at least one input response", request_id="")
-    running_hint = " (a turn is running, or its worker died: call resume())" if record.status == "running" else ""
+    running = record.status == "running"
+    running_hint = " (a turn is running, or its worker died: call resume())" if running else ""
+    http_hint = " (a turn is running; one whose worker died is taken over once its lease expires)" if running else ""
     parked = {r.request_id for r in pending.requests} if pending is not None else set()
     for response in responses:
         earlier = answered_before(pending, response.request_id)
@@ -71,6 +73,7 @@ async def accept(
             raise RequestAlreadyAnsweredError(
                 f"Request {response.request_id!r} was already answered or withdrawn{running_hint}.",
                 request_id=response.request_id,
+                http_message=f"Request {response.request_id!r} was already answered or withdrawn{http_hint}.",
             )
     if record.status != "waiting" or pending is None or record.turn is None:
         raise SessionNotWaitingError(

@@ -162,6 +162,8 @@ class Session:
                 raise SessionStateError(
                     f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
                     status=record.status,
+                    http_message=f"Session {self.id!r} is running a turn; send again once it ends (its stream "
+                    "says when). A turn whose worker died is taken over once that worker's lease expires.",
                 )
             # The dead worker's turn is finished first, as resume() would; claiming it first means
             # that of several workers taking over, only one runs anything.

@@ -207,7 +207,9 @@ def error_status(exc: EveError) -> tuple[int, str]:
 def error_body(exc: EveError, *, message: str | None = None) -> dict[str, Any]:
     """eve's JSON body for an error: `{"ok": false, "error": "<text>", "code": "<code>", ...}`."""
     _, code = error_status(exc)
-    body: dict[str, Any] = {"ok": False, "error": message if message is not None else str(exc), "code": code}
+    if message is None:
+        message = (exc.http_message if isinstance(exc, SessionError) else None) or str(exc)
+    body: dict[str, Any] = {"ok": False, "error": message, "code": code}
     if isinstance(exc, InputResponseError) and exc.request_id:
         body["requestId"] = exc.request_id
     if isinstance(exc, SessionStateError):

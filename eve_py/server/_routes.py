@@ -72,8 +72,22 @@ def _json_errors(handler: _Method) -> _Method:
     return wrapped
 
 
-def _not_active(session_id: str) -> ApiError:
-    return ApiError(f"The session {session_id!r} is no longer active.", status=409, code="session_not_active")
+def _not_active(reason: str) -> ApiError:
+    """eve's answer to a message or control for a session it cannot find or that was reset."""
+    return ApiError(reason, status=409, code="session_not_active")
+
+
+class UnownedSessionError(SessionNotFoundError):
+    """The session exists but no API principal owns it: it was made outside the server."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.args = (
+            f"Session {session_id!r} is in this store but belongs to no API principal: it was made outside "
+            "the server (eve-py chat, eve-py run or the Python API), and the server answers only the sessions "
+            "created through it. Create the session with POST /eve/v1/session and continue it anywhere with "
+            "its id (see docs/server.md, sharing a session with the command line).",
+        )
 
 
 class Api:
@@ -113,16 +127,28 @@ class Api:
         """The path's session id, once the caller is known to own it (else 401/404)."""
         principal = self._principal(request)
         session_id = str(request.path_params["session_id"])
-        if await self.owners.owner(session_id) != principal:
-            raise SessionNotFoundError(session_id)
-        return session_id
+        owner = await self.owners.owner(session_id)
+        if owner == principal:
+            return session_id
+        # Another principal's session is answered as if it did not exist; one nobody owns is
+        # told as it is, so a session made by the CLI is not reported missing.
+        if owner is None and await self._stored(session_id):
+            raise UnownedSessionError(session_id)
+        raise SessionNotFoundError(session_id)
+
+    async def _stored(self, session_id: str) -> bool:
+        try:
+            await self.runtime.store.load(session_id)
+        except SessionNotFoundError:
+            return False
+        return True
 
     async def _live(self, request: Request) -> str:
         """Like `_owned`, but an unknown session is eve's 409 `session_not_active`."""
         try:
             return await self._owned(request)
-        except SessionNotFoundError:
-            raise _not_active(str(request.path_params["session_id"])) from None
+        except SessionNotFoundError as missing:
+            raise _not_active(str(missing)) from None
 
     async def _body(self, request: Request) -> Any:
         """The decoded JSON body, None when empty.
@@ -254,7 +280,7 @@ class Api:
         body = parse_body(SessionInputBody, await self._body(request))
         record = await self.runtime.store.load(session_id)
         if record.status == "ended":
-            raise _not_active(session_id)
+            raise _not_active(f"Session {session_id!r} was reset: it takes no more messages or answers.")
         if record.status == "running" and not self.runner.busy(session_id) and self._settled(record):
             await self._recover(record)
             raise ApiError(

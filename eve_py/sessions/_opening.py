@@ -20,7 +20,7 @@ from eve_py.sessions._store import SessionStore
 if TYPE_CHECKING:
     from eve_py.sessions.postgres import PostgresSessionStore
 
-__all__ = ("STORE_ENV", "build_store", "is_postgres_url", "open_store", "store_spec")
+__all__ = ("STORE_ENV", "build_store", "is_postgres_url", "open_store", "store_spec", "url_scheme")
 
 STORE_ENV = "EVE_STORE"
 
@@ -32,6 +32,12 @@ def store_spec(given: str | Path | None, app_dir: Path) -> str:
     if given is not None and str(given):
         return str(given)
     return os.environ.get(STORE_ENV) or str(app_dir / ".eve" / "sessions.db")
+
+
+def url_scheme(spec: str) -> str | None:
+    """The scheme of `spec` if it is a URL (`postgresql`, `mysql`, ...), else None (a file's path)."""
+    found = _URL.match(spec)
+    return None if found is None else found.group(1)
 
 
 def is_postgres_url(spec: str) -> bool:
@@ -75,10 +81,10 @@ def _refuse_other_urls(spec: str) -> None:
     Raises:
         UsageError: It is one; the message names the scheme only (the URL may hold a password).
     """
-    found = _URL.match(spec)
-    if found is not None:
+    scheme = url_scheme(spec)
+    if scheme is not None:
         raise UsageError(
-            f"no session store for URLs of scheme {found.group(1)!r}: use a postgresql:// (or postgres://) URL, "
+            f"no session store for URLs of scheme {scheme!r}: use a postgresql:// (or postgres://) URL, "
             "'memory', or a SQLite file's path"
         )
 

@@ -163,6 +163,20 @@ def test_init_on_a_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureF
     assert "is a file, not a folder" in capsys.readouterr().err
 
 
+def test_init_under_a_file_is_a_usage_error_naming_that_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "junit.xml"
+    report.write_text("<testsuite/>", encoding="utf-8")
+
+    code = main(["init", str(report / "app")])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"error: {str(report)!r} is a file, not a folder (in {str(report / 'app')!r})\n"
+    assert report.read_text(encoding="utf-8") == "<testsuite/>"
+
+
 def test_the_new_app_builds(new_app: Path, eve: RunEve) -> None:
     done = eve("build", new_app)
 

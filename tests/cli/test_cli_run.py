@@ -228,6 +228,47 @@ def test_run_without_a_message_or_a_session_is_a_usage_error(
     assert "give a MESSAGE, or --session ID" in capsys.readouterr().err
 
 
+def test_run_takes_the_message_after_the_options_too(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"value": {"pickedIds": ["tpl_red"]}}])
+
+    code = main(["run", str(hitl_app), "--model", "mock", "--store", str(store), "--answers", str(answers), TEMPLATE])
+
+    assert code == 0, capsys.readouterr().err
+    assert "agent > Recorded your pick: tpl_red." in capsys.readouterr().out
+
+
+def test_run_session_id_then_a_message_starts_a_turn_on_that_session(
+    hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(hitl_app, store, "hello") == 0
+    session_id = session_id_in(capsys.readouterr().out)
+
+    code = main(
+        ["run", str(hitl_app), "--session", session_id, "tell me a story", "--model", "mock", "--store", str(store)]
+    )
+
+    assert code == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert f"session {session_id}" in out
+    assert "agent > " in out
+
+
+def test_run_continuing_an_idle_session_says_there_is_nothing_to_continue(
+    hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(hitl_app, store, "hello") == 0
+    session_id = session_id_in(capsys.readouterr().out)
+
+    code = main(["run", str(hitl_app), "--session", session_id, "--model", "mock", "--store", str(store)])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"session {session_id} is idle (its last turn completed)" in err
+    assert f"eve-py run {hitl_app} --session {session_id} --model mock --store {store} MESSAGE" in err
+
+
 def test_run_with_no_answers_file_at_all_also_exits_3(
     hitl_app: Path, store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -98,3 +98,17 @@ def test_a_number_option_out_of_its_range_is_refused_before_anything_starts(
 
     assert exited.value.code == 2
     assert problem in capsys.readouterr().err
+
+
+def test_store_copy_from_a_url_is_refused_and_never_taken_for_a_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a URL taken for a path would be looked for, or made, under here
+
+    code = main(["store", "copy", "postgresql://eve:s3cret@db.example/sessions", str(tmp_path / "out.db")])
+
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("error: store copy reads from a SQLite file, and FROM is a postgresql:// URL")
+    assert "postgresql:/eve" not in captured.err and "s3cret" not in captured.err
+    assert list(tmp_path.iterdir()) == []

@@ -320,6 +320,10 @@ async def test_a_message_while_a_turn_runs_gets_409_not_ready(hitl_agent: Agent)
         assert response.status_code == 409
         assert response.json()["code"] == "session_not_ready"
         assert response.json()["status"] == "running"
+        assert response.json()["error"] == (
+            f"Session {session_id!r} is running a turn; send again once it ends (its stream says when). "
+            "A turn whose worker died is taken over once that worker's lease expires."
+        )
         assert await snapshot(served, session_id) == before
         model.release.set()
         events = await read_stream(client, session_id, created.json()["startIndex"])
@@ -347,7 +351,27 @@ async def test_a_message_or_control_for_an_unknown_session_is_409_not_active_as_
         body = {"message": "hi"} if suffix == "" else {}
         response = await client.post(f"/session/ses_nope{suffix}", json=body)
     assert response.status_code == 409
-    assert response.json()["code"] == "session_not_active"
+    assert response.json() == {
+        "ok": False,
+        "error": "No session with id 'ses_nope' in this store.",
+        "code": "session_not_active",
+    }
+
+
+async def test_a_session_made_outside_the_server_is_said_to_belong_to_no_principal(hitl_agent: Agent) -> None:
+    async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
+        session = await served.runtime.create_session()  # as `eve-py chat` or `run` make one
+        before = await snapshot(served, session.id)
+        read = await client.get(f"/session/{session.id}")
+        sent = await client.post(f"/session/{session.id}", json={"message": "hi"})
+        after = await snapshot(served, session.id)
+    assert (read.status_code, read.json()["code"]) == (404, "session_not_found")
+    assert (sent.status_code, sent.json()["code"]) == (409, "session_not_active")
+    for response in (read, sent):
+        assert response.json()["error"].startswith(
+            f"Session {session.id!r} is in this store but belongs to no API principal: it was made outside the server"
+        )
+    assert after == before
 
 
 async def test_unknown_route_and_method_answer_json(hitl_agent: Agent) -> None:
