@@ -19,6 +19,7 @@ turn was taken over, `resume(force=True)`) stops the heartbeat.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -137,6 +138,13 @@ class _Pacemaker:
         self._wakes_at = float("inf")
         """When the thread wakes up next on its own (monotonic s; infinity: only when told)."""
 
+    def _forget_after_fork(self) -> None:
+        """In a forked child: no thread runs there, and the parent's turns are not the child's to renew."""
+        self._changed = threading.Condition()
+        self._due = {}
+        self._thread = None
+        self._wakes_at = float("inf")
+
     def add(self, keeper: LeaseKeeper, token: EventLoopToken) -> None:
         with self._changed:
             at = time.monotonic() + keeper.interval
@@ -172,3 +180,6 @@ class _Pacemaker:
 
 
 _PACEMAKER = _Pacemaker()
+# fork() copies only the calling thread: without this a child that forked after a turn ran here
+# would think its heartbeat thread alive and never renew a lease, so a slow step could be taken over.
+os.register_at_fork(after_in_child=_PACEMAKER._forget_after_fork)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Sequence
 
@@ -11,7 +12,7 @@ import pytest
 from eve_py import Agent, Runtime, SessionStateError, define_tool
 from eve_py.protocol import Event
 from eve_py.protocol.messages import Message
-from eve_py.sessions import ForwardingStore, SessionRecord, SessionStore
+from eve_py.sessions import ForwardingStore, MemorySessionStore, SessionRecord, SessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 
 pytestmark = pytest.mark.anyio
@@ -86,3 +87,36 @@ async def test_a_step_longer_than_the_lease_is_never_taken_over_and_finishes(sto
     assert done.status == "completed" and done.message == "done: {'crunched': 'numbers'}"
     record = await store.load(session.id)
     assert record.status == "idle" and record.lease is None
+
+
+def _beats_in_a_forked_child() -> None:
+    """Run in a child forked after the parent ran a turn: a slow step must still get its beats."""
+
+    async def slow_turn() -> None:
+        entered, release = anyio.Event(), anyio.Event()
+        agent, model = slow_agent(entered, release)
+        counter = BeatCounter(MemorySessionStore(), beats=2)
+        session = await Runtime(agent, model=model, store=counter, lease_s=LEASE_S).create_session()
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(session.send, "crunch the numbers")
+                await counter.beaten.wait()
+                release.set()
+
+    anyio.run(slow_turn)
+
+
+def test_a_process_forked_after_a_turn_ran_still_renews_its_leases() -> None:
+    async def quick_turn() -> None:
+        release = anyio.Event()
+        release.set()
+        agent, model = slow_agent(anyio.Event(), release)
+        session = await Runtime(agent, model=model, store=MemorySessionStore(), lease_s=LEASE_S).create_session()
+        assert (await session.send("crunch the numbers")).status == "completed"
+
+    anyio.run(quick_turn)  # the heartbeat thread now runs in this process
+
+    child = multiprocessing.get_context("fork").Process(target=_beats_in_a_forked_child)
+    child.start()
+    child.join(timeout=30)
+    assert child.exitcode == 0, "the forked child's slow step got no heartbeat"
