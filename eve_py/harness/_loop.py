@@ -288,9 +288,10 @@ class TurnDriver:
             record, response = await self._request(record, conversation, events)
         except Exception as exc:  # a provider failure fails the turn, not the session
             return record, await self._fail(record, events, step_index, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
-        calls = [{"id": c.id, "name": c.name, "input": c.input} for c in response.tool_calls]
+        # A call's input that is not JSON (NaN, a lone surrogate) fails only that call, in `_assistant`.
+        calls = [{"id": c.id, "name": c.name} for c in response.tool_calls]
         problem = json_problem({"text": response.text, "toolCalls": calls})
-        if problem is not None:  # it could not be stored (a lone surrogate) or not as given (NaN)
+        if problem is not None:  # it could not be stored (a lone surrogate)
             message = f"The model returned a response that is not JSON text: {problem}"
             return record, await self._fail(record, events, step_index, "MODEL_ERROR", message)
         try:
@@ -342,10 +343,12 @@ class TurnDriver:
 
 
 def _assistant(response: ModelResponse, used: AbstractSet[str]) -> tuple[AssistantMessage, dict[str, str]]:
-    """The step's assistant message, and the call ids whose argument text was not a JSON object (with why).
+    """The step's assistant message, and the call ids whose arguments are not a JSON object (with why).
 
     Some compatible servers reuse ids (`call_0` every step); a repeated id would make every later
     request unpairable, so it gets a suffix, unique in the conversation (`used`) and the response.
+    Arguments holding NaN, Infinity or a lone surrogate count as not a JSON object (stored as `{}`),
+    like argument text that does not parse: the call gets an error result and the turn goes on.
 
     Raises:
         pydantic.ValidationError: The response holds data that is not JSON.
@@ -359,11 +362,12 @@ def _assistant(response: ModelResponse, used: AbstractSet[str]) -> tuple[Assista
         ids.append(call_id)
     text = response.text if response.text and response.text.strip() else None
     content: list[TextPart | ToolCallPart] = [TextPart(text=text)] if text else []
-    content += [
-        ToolCallPart(tool_call_id=call_id, tool_name=c.name, input=c.input)
-        for call_id, c in zip(ids, response.tool_calls, strict=True)
-    ]
-    unparsed = {
-        call_id: c.input_error for call_id, c in zip(ids, response.tool_calls, strict=True) if c.input_error is not None
-    }
+    unparsed: dict[str, str] = {}
+    for call_id, call in zip(ids, response.tool_calls, strict=True):
+        reason = call.input_error or json_problem(call.input)
+        if reason is not None:
+            unparsed[call_id] = reason
+        content.append(
+            ToolCallPart(tool_call_id=call_id, tool_name=call.name, input=call.input if reason is None else {})
+        )
     return AssistantMessage(content=content), unparsed

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from eve_py._json import JsonObject, JsonValue
+from eve_py._json import JsonObject, JsonValue, json_problem
 from eve_py.errors import ModelConnectionError, ModelError
 from eve_py.models._base import DeltaListener, ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ToolSpec
 from eve_py.models._http import HTTPModel, ProviderHTTP
@@ -186,11 +186,12 @@ class AnthropicModel(HTTPModel):
             elif block.type == "tool_use":
                 if not block.id or not block.name:
                     raise ModelError("anthropic sent a tool_use block without an id or name")
-                if isinstance(block.input, dict):
+                problem = json_problem(block.input)  # pydantic reads NaN and Infinity in a body
+                if problem is None and isinstance(block.input, dict):
                     calls.append(ModelToolCall(id=block.id, name=block.name, input=block.input))
-                else:
-                    problem = f"expected a JSON object, got {dumps(block.input)[:100]}"
-                    calls.append(ModelToolCall(id=block.id, name=block.name, input={}, input_error=problem))
+                    continue
+                problem = problem or f"expected a JSON object, got {dumps(block.input)[:100]}"
+                calls.append(ModelToolCall(id=block.id, name=block.name, input={}, input_error=problem))
         return ModelResponse(text="".join(text) or None, tool_calls=calls)
 
     async def _read_stream(self, response: httpx.Response, on_delta: DeltaListener | None) -> ModelResponse:

@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 
-from eve_py._json import JsonObject, JsonValue
+from eve_py._json import JsonObject, JsonValue, strict_loads
 from eve_py.protocol.messages import ToolResultPart
 
 __all__ = ("dumps", "output_text", "parse_arguments", "wire_call_id")
@@ -40,12 +40,13 @@ def parse_arguments(text: str) -> tuple[JsonObject, str | None]:
 
     Returns:
         `(input, None)` for a JSON object (empty text counts as `{}`), or `({}, reason)` when
-        the text is not a JSON object; the harness then gives the call an error result.
+        the text is not a standard JSON object (NaN, Infinity and lone surrogates are not JSON,
+        nor is nesting too deep to read); the harness then gives the call an error result.
     """
     if not text.strip():
         return {}, None
     try:
-        value = json.loads(text)
+        value = strict_loads(text)
     except ValueError as exc:
         return {}, f"invalid JSON: {exc}"
     if not isinstance(value, dict):

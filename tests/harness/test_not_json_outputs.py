@@ -4,7 +4,8 @@ A lone UTF-16 surrogate (a file name read with `surrogateescape`, a provider's b
 cannot be stored, and NaN or Infinity would be stored as null. Before, such a value reached the
 store mid-turn: the SQLite commit raised a non-eve-py error and left the session `running`
 under a live lease. Now a tool's output becomes the call's error result (the model sees why),
-and a model response fails the turn (`MODEL_ERROR`); the session stays usable.
+as do a tool call's arguments, like any other invalid argument text; a model response's text
+fails the turn (`MODEL_ERROR`); the session stays usable.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from eve_py import Agent, InputResponse, Runtime, check_pairing, define_tool
+from eve_py._json import JsonObject
 from eve_py.protocol import TurnFailed
 from eve_py.protocol.messages import ToolMessage
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
@@ -65,8 +67,7 @@ async def test_a_tool_output_that_is_not_json_becomes_the_call_s_error_result(
 
 MODEL_REPLIES: dict[str, Responder] = {
     "text": lambda request: "hello \ud800",
-    "tool input": lambda request: MockResponse(tool_calls=[MockToolCall("ls", {"path": "\udfff"})]),
-    "NaN input": lambda request: MockResponse(tool_calls=[MockToolCall("ls", {"depth": float("nan")})]),
+    "call id": lambda request: MockResponse(tool_calls=[MockToolCall("ls", {}, id="call\ud800")]),
 }
 
 
@@ -85,4 +86,43 @@ async def test_a_model_response_that_is_not_json_fails_the_turn_and_the_session_
     assert event.data.code == "MODEL_ERROR"
     assert session.status == "idle" and session.record.lease is None
     assert (await session.send("again")).message == "fine now"
+    check_pairing(await session.messages())
+
+
+BAD_INPUTS: dict[str, JsonObject] = {
+    "NaN": {"depth": float("nan")},
+    "Infinity": {"depth": float("inf")},
+    "-Infinity": {"limits": [1, -float("inf")]},
+    "lone surrogate": {"path": "\udfff"},
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_INPUTS))
+async def test_a_tool_call_whose_arguments_are_not_json_gets_an_error_result_and_the_turn_goes_on(
+    store: SessionStore, bad: str
+) -> None:
+    ran: list[str] = []
+
+    def ls(path: str = ".", depth: float = 1, limits: list[float] | None = None) -> str:
+        ran.append(path)
+        return f"listed {path}"
+
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            return MockResponse(tool_calls=[MockToolCall("ls", BAD_INPUTS[bad]), MockToolCall("ls", {"path": "b"})])
+        return " | ".join(f"{r.is_error}: {r.output}" for r in request.tool_results)
+
+    agent = Agent.from_definitions({"ls": define_tool(description="List.", execute=ls)})
+    session = await Runtime(agent, model=MockModel(respond), store=store).create_session()
+
+    done = await session.send("list")
+
+    assert done.status == "completed", done.error
+    refused, listed = (done.message or "").split(" | ")
+    assert refused.startswith("True: The arguments for tool 'ls' are not a valid JSON object (")
+    assert ("lone UTF-16 surrogate" if bad == "lone surrogate" else f"{bad} at ") in refused
+    assert refused.endswith("Call it again with valid JSON arguments.")
+    assert listed == "False: listed b", "the other call of the step ran"
+    assert ran == ["b"]
+    assert session.status == "idle" and session.record.lease is None
     check_pairing(await session.messages())

@@ -2,7 +2,8 @@
 
 Covers what an MCP host sees beyond the refund-desk story: listed schemas, unknown tools,
 wrong arguments, crashes, approvals, client-resolved tools, a client without elicitation,
-and `requestState` that was tampered with, rebound, replayed after a restart or expired.
+`requestState` that was tampered with, rebound, replayed after a restart or expired, and
+answers or arguments that are not JSON text (refused before anything runs).
 """
 
 from __future__ import annotations
@@ -70,6 +71,21 @@ def deploy(service: str, target: Annotated[Target, Resolve(ask_env)]) -> dict[st
     return {"deployed": service, "env": target.env}
 
 
+class Go(BaseModel):
+    go: bool
+
+
+def confirm_env(service: str, target: Annotated[Target, Resolve(ask_env)]) -> Go | Elicit[Go]:
+    """Asked once `ask_env` is answered (it depends on it), in a later round."""
+    return Elicit(f"Deploy {service} now?", Go)
+
+
+def staged_deploy(
+    service: str, target: Annotated[Target, Resolve(ask_env)], go: Annotated[Go, Resolve(confirm_env)]
+) -> dict[str, str]:
+    return deploy(service, target) if go.go else {"deployed": "nothing"}
+
+
 def explode(code: int) -> int:
     raise RuntimeError(f"secret database password {code}")
 
@@ -92,6 +108,7 @@ def agent() -> Agent:
         {
             "deploy": define_tool(description="Deploy a service.", execute=deploy),
             "guarded": define_tool(description="Deploy after approval.", execute=deploy, needs_approval=True),
+            "staged": define_tool(description="Deploy after two questions.", execute=staged_deploy),
             "explode": define_tool(description="Crashes.", execute=explode),
             "refuse": define_tool(description="Refuses.", execute=refuse),
             "review": define_client_tool(description="A person reviews.", input_schema=Pick, output_schema=Verdict),
@@ -220,12 +237,19 @@ async def _first_round(client: Client) -> types.InputRequiredResult:
     return first
 
 
-async def _resume(client: Client, first: types.InputRequiredResult, arguments: dict[str, Any], state: str) -> Any:
+async def _resume(
+    client: Client,
+    first: types.InputRequiredResult,
+    arguments: dict[str, Any],
+    state: str,
+    answer: types.ElicitResult | None = None,
+    tool: str = "deploy",
+) -> Any:
     (key,) = (first.input_requests or {}).keys()
     return await client.session.call_tool(
-        "deploy",
+        tool,
         arguments,
-        input_responses={key: accept(env="prod")},
+        input_responses={key: answer or accept(env="prod")},
         request_state=state,
         allow_input_required=True,
     )
@@ -260,3 +284,101 @@ async def test_expired_state_is_refused() -> None:
         with pytest.raises(MCPError, match="Invalid or expired requestState"):
             await _resume(client, first, {"service": "api"}, first.request_state)
     assert runs == []
+
+
+NOT_TEXT = "eu\ud800"
+"""What `"eu\\ud800"` in a client's JSON decodes to: a lone UTF-16 surrogate, not text."""
+
+
+def refused_as_invalid_params(caught: pytest.ExceptionInfo[MCPError], what: str) -> None:
+    assert caught.value.error.code == types.INVALID_PARAMS
+    assert caught.value.error.message.startswith(f"{what} is not JSON text: ")
+    assert "lone UTF-16 surrogate" in caught.value.error.message
+    caught.value.error.message.encode("utf-8")  # the message itself is text
+
+
+@pytest.mark.parametrize("mode", ERAS)
+@pytest.mark.parametrize(
+    ("tool", "arguments", "bad", "good", "result", "key"),
+    [
+        (
+            "deploy",
+            {"service": "api"},
+            accept(env=NOT_TEXT),
+            accept(env="eu"),
+            {"deployed": "api", "env": "eu"},
+            "ask_env",
+        ),
+        (
+            "review",
+            {"prompt": "Ship?"},
+            accept(ok=True, note=NOT_TEXT),
+            accept(ok=True, note="fine"),
+            {"ok": True, "note": "fine"},
+            "eve:result",
+        ),
+    ],
+    ids=["resolver", "client-result"],
+)
+async def test_an_answer_that_is_not_text_is_refused_before_the_executor_runs_and_a_retry_runs_it_once(
+    mode: str,
+    tool: str,
+    arguments: dict[str, Any],
+    bad: types.ElicitResult,
+    good: types.ElicitResult,
+    result: dict[str, Any],
+    key: str,
+) -> None:
+    callback = answering(bad, good)
+    async with Client(mcp_server(agent()), mode=mode, elicitation_callback=callback) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool(tool, arguments)
+        refused_as_invalid_params(caught, f"The answer to {key!r}")
+        assert runs == [], "nothing ran: a retry cannot run it twice"
+        retried = await client.call_tool(tool, arguments)
+    assert not retried.is_error, text(retried)
+    assert retried.structured_content == result
+    assert runs == (["api@eu"] if tool == "deploy" else [])
+
+
+async def test_a_refused_round_stays_open_and_its_state_takes_a_proper_answer() -> None:
+    async with Client(mcp_server(agent()), mode=LATEST_MODERN_VERSION, elicitation_callback=answering()) as client:
+        first = await _first_round(client)
+        assert first.request_state is not None
+        with pytest.raises(MCPError) as caught:
+            await _resume(client, first, {"service": "api"}, first.request_state, accept(env=NOT_TEXT))
+        refused_as_invalid_params(caught, "The answer to 'ask_env'")
+        assert runs == []
+        done = await _resume(client, first, {"service": "api"}, first.request_state, accept(env="eu"))
+    assert isinstance(done, types.CallToolResult) and done.structured_content == {"deployed": "api", "env": "eu"}
+    assert runs == ["api@eu"]
+
+
+async def test_an_answer_that_is_not_text_before_a_further_question_is_invalid_params_not_an_internal_error() -> None:
+    """The next round's `requestState` would hold the answer: it was a `-32603` with a traceback."""
+    arguments = {"service": "api"}
+    async with Client(mcp_server(agent()), mode=LATEST_MODERN_VERSION, elicitation_callback=answering()) as client:
+        first = await client.session.call_tool("staged", arguments, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult) and first.request_state is not None
+        with pytest.raises(MCPError) as caught:
+            await _resume(client, first, arguments, first.request_state, accept(env=NOT_TEXT), tool="staged")
+        refused_as_invalid_params(caught, "The answer to 'ask_env'")
+        second = await _resume(client, first, arguments, first.request_state, accept(env="eu"), tool="staged")
+        assert isinstance(second, types.InputRequiredResult) and second.request_state is not None
+        [question] = (second.input_requests or {}).values()
+        assert isinstance(question.params, types.ElicitRequestFormParams)
+        assert question.params.message == "Deploy api now?"
+        done = await _resume(client, second, arguments, second.request_state, accept(go=True), tool="staged")
+    assert isinstance(done, types.CallToolResult) and done.structured_content == {"deployed": "api", "env": "eu"}
+    assert runs == ["api@eu"]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_arguments_that_are_not_text_are_refused_before_anything_runs(mode: str) -> None:
+    async with Client(mcp_server(agent()), mode=mode, elicitation_callback=answering(accept(env="eu"))) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("deploy", {"service": NOT_TEXT})
+        refused_as_invalid_params(caught, "The arguments of tool 'deploy'")
+        done = await client.call_tool("deploy", {"service": "api"})
+    assert done.structured_content == {"deployed": "api", "env": "eu"}
+    assert runs == ["api@eu"]

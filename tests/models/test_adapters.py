@@ -228,6 +228,31 @@ async def test_arguments_that_are_not_a_json_object_set_input_error() -> None:
     assert (empty.input, empty.input_error) == ({}, None)
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+async def test_nan_and_infinity_in_argument_text_set_input_error_like_any_invalid_text(stream: bool) -> None:
+    raw = ['{"text": NaN}', '{"text": "x", "n": -Infinity}', '{"text": "ok"}']
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "note", "arguments": a}} for i, a in enumerate(raw)
+    ]
+    if stream:
+        deltas = [{"index": i, **call} for i, call in enumerate(calls)]
+        client, _ = serve(sse(chunk({"tool_calls": deltas}), chunk({}, "tool_calls")))
+    else:
+        message = {"role": "assistant", "content": None, "tool_calls": calls}
+        client, _ = serve(httpx.Response(200, json={"choices": [{"index": 0, "message": message}]}))
+
+    response = await ChatCompletionsModel("x/y", client=client, stream=stream).request(conversation_request())
+
+    nan, infinity, fine = response.tool_calls
+    assert (nan.input, nan.input_error) == ({}, "invalid JSON: NaN is not a JSON number (JSON has no NaN or Infinity)")
+    assert (
+        infinity.input == {}
+        and infinity.input_error is not None
+        and "-Infinity is not a JSON number" in infinity.input_error
+    )
+    assert (fine.input, fine.input_error) == ({"text": "ok"}, None)
+
+
 async def test_a_server_that_answers_json_to_a_stream_request_is_still_understood() -> None:
     client, _ = serve(httpx.Response(200, json={"choices": [{"index": 0, "message": {"content": "plain"}}]}))
 
@@ -333,6 +358,35 @@ async def test_a_tool_use_without_input_deltas_has_empty_input_and_parallel_bloc
         ("toolu_a", "now", {}),
         ("toolu_b", "note", {"text": "x"}),
     ]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+async def test_nan_and_infinity_in_a_tool_use_input_set_input_error(stream: bool) -> None:
+    if stream:
+        blocks = [
+            event(
+                "content_block_start", index=i, content_block={"type": "tool_use", "id": f"toolu_{i}", "name": "note"}
+            )
+            + event("content_block_delta", index=i, delta={"type": "input_json_delta", "partial_json": text})
+            for i, text in enumerate(['{"text": NaN}', '{"text": Infinity}', '{"text": "ok"}'])
+        ]
+        body = sse(event("message_start", message={"id": "msg_1", "content": []}), *blocks, event("message_stop"))
+    else:
+        # Python's json writes NaN and Infinity as bare tokens, as a broken provider would.
+        uses = [
+            {"type": "tool_use", "id": f"toolu_{i}", "name": "note", "input": {"text": v}}
+            for i, v in enumerate([float("nan"), float("inf"), "ok"])
+        ]
+        body = httpx.Response(200, content=json.dumps({"id": "msg_1", "type": "message", "content": uses}).encode())
+    client, _ = serve(body)
+
+    response = await AnthropicModel("claude", client=client, stream=stream).request(conversation_request())
+
+    nan, infinity, fine = response.tool_calls
+    assert nan.input == {} and nan.input_error is not None and "NaN" in nan.input_error
+    assert infinity.input == {} and infinity.input_error is not None and "Infinity" in infinity.input_error
+    assert "is not a JSON number" in nan.input_error and "is not a JSON number" in infinity.input_error
+    assert (fine.input, fine.input_error) == ({"text": "ok"}, None)
 
 
 async def test_an_overloaded_error_event_mid_stream_is_a_model_error() -> None:

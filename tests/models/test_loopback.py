@@ -303,6 +303,37 @@ async def test_invalid_streamed_anthropic_tool_input_gets_an_error_result(client
     assert not good.is_error
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+@pytest.mark.parametrize("wire", WIRES)
+async def test_nan_or_infinity_in_arguments_gets_one_error_result_and_the_turn_goes_on(
+    wire: str, stream: bool, client: httpx.AsyncClient
+) -> None:
+    async def think(request: ModelRequest, wire: str) -> Reply:
+        results = [p for m in request.messages if isinstance(m, ToolMessage) for p in m.content]
+        prefix = "toolu_" if wire == "anthropic" else "call_"
+        if not results:
+            return Reply(
+                calls=[
+                    ReplyCall(id=f"{prefix}nan", name="note", arguments='{"text": NaN}'),
+                    ReplyCall(id=f"{prefix}inf", name="note", arguments='{"text": Infinity}'),
+                    ReplyCall(id=f"{prefix}ok", name="note", arguments='{"text": "kept"}'),
+                ]
+            )
+        return Reply(text=f"{len(results)} results")
+
+    async with running_fake_provider(think) as server:
+        runtime = Runtime(load_agent(HITL_APP), model=make_model(wire, server, client, stream=stream))
+        session = await runtime.create_session()
+        with anyio.fail_after(5):
+            done = await session.send("take a note")
+
+    assert done.status == "completed" and done.message == "3 results", done.error
+    nan, infinity, ok = [p for m in (await session.messages()) if isinstance(m, ToolMessage) for p in m.content]
+    assert nan.is_error and "not a valid JSON object" in str(nan.output) and "NaN" in str(nan.output)
+    assert infinity.is_error and "Infinity" in str(infinity.output) and "is not a JSON number" in str(infinity.output)
+    assert not ok.is_error and isinstance(ok.output, dict) and ok.output["text"] == "kept"
+
+
 @pytest.mark.parametrize(
     ("spec", "variable", "wire"),
     [

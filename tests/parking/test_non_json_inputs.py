@@ -22,6 +22,7 @@ from eve_py import (
     Runtime,
     Session,
     define_client_tool,
+    define_tool,
 )
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
@@ -151,3 +152,41 @@ async def test_a_malformed_response_naming_a_lone_surrogate_gets_a_printable_err
     str(caught.value).encode("utf-8")
     caught.value.request_id.encode("utf-8")
     assert await snapshot(session) == before
+
+
+async def test_free_text_and_a_reason_with_a_lone_surrogate_are_refused_before_the_executor_runs(
+    store: SessionStore,
+) -> None:
+    shipped: list[str] = []
+
+    def ship(order: str) -> str:
+        shipped.append(order)
+        return f"shipped {order}"
+
+    def ask(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            note = MockToolCall("ask_question", {"prompt": "A note for the parcel?", "allowFreeform": True})
+            return MockResponse(tool_calls=[MockToolCall("ship", {"order": "o-1"}), note])
+        return " | ".join(str(result.output) for result in request.tool_results)
+
+    agent = Agent.from_definitions({"ship": define_tool(description="Ship.", execute=ship, needs_approval=True)})
+    session = await Runtime(agent, model=MockModel(ask), store=store).create_session()
+    approval, question = (await session.send("ship it")).input_requests
+    before = await snapshot(session)
+
+    for bad in (
+        InputResponse(request_id=question.request_id, text="fragile \ud800"),
+        InputResponse(request_id=approval.request_id, option_id="approve", text="ok \udfff"),
+    ):
+        with pytest.raises(InvalidAnswerError, match="lone UTF-16 surrogate"):
+            await session.respond([bad])
+
+    assert await snapshot(session) == before and shipped == []
+    done = await session.respond(
+        [
+            InputResponse(request_id=approval.request_id, option_id="approve"),
+            InputResponse(request_id=question.request_id, text="fragile"),
+        ]
+    )
+    assert done.message == "shipped o-1 | {'status': 'answered', 'text': 'fragile'}"
+    assert shipped == ["o-1"]

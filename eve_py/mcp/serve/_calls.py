@@ -13,6 +13,11 @@ still open. The era decides how those questions travel, exactly as the SDK's res
 
 Resolver bodies may run again on every attempt; a recorded answer is used only when a
 resolver asks the same question again (same key and digest), as in the SDK.
+
+Arguments or an answer that are not JSON text (a lone UTF-16 surrogate, NaN, Infinity) are
+refused with `-32602` before any tool code runs: the result repeating them could not be sent
+after the executor's side effect, and a retry would run it twice. The call can be made (or the
+round answered) again properly.
 """
 
 from __future__ import annotations
@@ -35,7 +40,14 @@ from eve_py.authoring._signature import NeedsInput
 from eve_py.errors import ToolError
 from eve_py.mcp.serve._asks import approval_granted, approval_question, client_result, result_question
 from eve_py.mcp.serve._results import crash_result, error_result, output_result
-from eve_py.mcp.serve._rounds import decode_state, elicit_request, encode_state, outcome_of, recorded_answers
+from eve_py.mcp.serve._rounds import (
+    decode_state,
+    elicit_request,
+    encode_state,
+    outcome_of,
+    recorded_answers,
+    refuse_not_json,
+)
 from eve_py.parking._answers import DENIED_MESSAGE, schema_validator
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.resolvers._solver import Question
@@ -180,8 +192,10 @@ async def call_modern(
     `params.request_state` is the plaintext the SDK's `RequestStateBoundary` already verified.
 
     Raises:
-        MCPError: The client lacks form elicitation and a question is open, or a tool raised one.
+        MCPError: The arguments or an answer are not JSON text (`-32602`), the client lacks form
+            elicitation and a question is open, or a tool raised one.
     """
+    refuse_not_json(f"The arguments of tool {tool.name!r}", params.arguments or {})
     try:
         recorded = recorded_answers(decode_state(params.request_state), params.input_responses)
     except ToolError as exc:
@@ -212,9 +226,10 @@ async def call_legacy(
         request_id: The `tools/call` request the pushes relate to.
 
     Raises:
-        MCPError: The client lacks form elicitation, the connection has no back-channel, or a
-            tool raised one.
+        MCPError: The arguments or an answer are not JSON text (`-32602`), the client lacks form
+            elicitation, the connection has no back-channel, or a tool raised one.
     """
+    refuse_not_json(f"The arguments of tool {tool.name!r}", params.arguments or {})
     recorded: dict[str, RecordedOutcome] = {}
     for _ in range(LEGACY_MAX_ATTEMPTS):
         outcome = await attempt(tool, params.arguments or {}, site, recorded)

@@ -7,6 +7,10 @@ tool and its arguments) and verifies it on the way back in, so this module only 
 it minted. The next round turns the client's `inputResponses` into eve-py's `RecordedOutcome`s,
 each pinned to the digest of the question it answered: an answer to a question that has
 changed since it was asked is dropped and the question is asked again, as in the SDK.
+
+An answer that is not JSON text (a lone UTF-16 surrogate, NaN, Infinity: the 2026-era HTTP
+transport reads them with Python's `json`) is refused with `-32602` before any tool code uses it:
+a tool result repeating it could not be sent, after the executor's side effect.
 """
 
 from __future__ import annotations
@@ -15,13 +19,23 @@ import json
 from collections.abc import Mapping, Sequence
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from eve_py._json import json_problem
 from eve_py.errors import ToolError
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.resolvers._solver import Question
 
-__all__ = ("RoundState", "decode_state", "elicit_request", "encode_state", "outcome_of", "recorded_answers")
+__all__ = (
+    "RoundState",
+    "decode_state",
+    "elicit_request",
+    "encode_state",
+    "outcome_of",
+    "recorded_answers",
+    "refuse_not_json",
+)
 
 _STATE_VERSION = 1
 
@@ -52,9 +66,24 @@ def decode_state(request_state: str | None) -> RoundState:
 
 
 def encode_state(outcomes: Mapping[str, RecordedOutcome], asked: Sequence[Question]) -> str:
-    """The plaintext `requestState` for the next round (the SDK seals it before it leaves)."""
+    """The plaintext `requestState` for the next round (the SDK seals it before it leaves).
+
+    ASCII JSON, as the SDK's own state: the encoding cannot fail on any text (`decode_state`
+    reads it with `json.loads`).
+    """
     state = RoundState(outcomes=dict(outcomes), asked={q.key: q.digest for q in asked})
-    return state.model_dump_json()
+    return json.dumps(state.model_dump(mode="json"), separators=(",", ":"))
+
+
+def refuse_not_json(what: str, value: object) -> None:
+    """Refuse a client's `value` that is not JSON text, before any tool code sees it.
+
+    Raises:
+        MCPError: `-32602` (invalid params) naming `what` and the problem.
+    """
+    problem = json_problem(value)
+    if problem is not None:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"{what} is not JSON text: {problem}")
 
 
 def outcome_of(key: str, answer: types.ElicitResult, digest: str) -> RecordedOutcome:
@@ -62,10 +91,12 @@ def outcome_of(key: str, answer: types.ElicitResult, digest: str) -> RecordedOut
 
     Raises:
         ToolError: The client accepted without content (the SDK's message).
+        MCPError: `-32602`: the content is not JSON text (a lone surrogate, NaN, Infinity).
     """
     if answer.action == "accept":
         if answer.content is None:
             raise ToolError(f"Resolver {key!r} received an accepted elicitation with no content")
+        refuse_not_json(f"The answer to {key!r}", answer.content)
         return RecordedOutcome(action="accept", data=dict(answer.content), q=digest)
     return RecordedOutcome(action=answer.action, q=digest)
 
@@ -78,6 +109,7 @@ def recorded_answers(state: RoundState, responses: types.InputResponses | None) 
 
     Raises:
         ToolError: A response is not an elicitation result, or accepts without content.
+        MCPError: `-32602`: a response's content is not JSON text.
     """
     answers = dict(state.outcomes)
     for key, response in (responses or {}).items():
