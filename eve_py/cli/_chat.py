@@ -1,18 +1,23 @@
 """`eve-py chat APP_DIR`: a terminal chat that asks the person every parked question.
 
-Leaving is safe at any prompt (Ctrl-D, `/quit`): the answers already given to an open batch are
-kept (`respond(..., settle=False)`: the batch stays open for the rest), and the command that
-continues the session is printed with the same `--model`/`--store`. The questions of a batch are
-asked before its approvals.
+Leaving is safe at any prompt (Ctrl-D, `/quit`, or Ctrl-C, which ends the process at once with
+status 130): the answers already given to an open batch are kept (`respond(..., settle=False)`:
+the batch stays open for the rest), and the command that continues the session is printed with
+the same `--model`/`--store`. The questions of a batch are asked before its approvals.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
-from collections.abc import Sequence
+import sys
+import threading
+from collections.abc import Callable, Sequence
 
-import anyio.to_thread
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from eve_py.agent import load_agent
 from eve_py.cli._prompts import Ask, QuitChat, ask_request
@@ -36,7 +41,7 @@ CHAT_HELP = """\
 
 
 class _Leave(Exception):  # noqa: N818 - the person left, not an error
-    """The person left at a question (Ctrl-D or /quit)."""
+    """The person left at a question (Ctrl-D or /quit; a Ctrl-C stays the cancellation it is)."""
 
 
 def continue_command(args: argparse.Namespace, session_id: str) -> str:
@@ -66,6 +71,7 @@ async def _answer_batch(session: Session, requests: Sequence[InputRequest], ask:
 
     Raises:
         _Leave: The person left at a question; what could be kept was sent.
+        CancelledError: Ctrl-C at a question; what could be kept was sent (shielded) first.
     """
     asked = sorted(requests, key=lambda request: request.kind == "tool-approval")
     answered: list[InputResponse] = []
@@ -76,6 +82,11 @@ async def _answer_batch(session: Session, requests: Sequence[InputRequest], ask:
         say("")
         await _keep(session, answered)
         raise _Leave from None
+    except anyio.get_cancelled_exc_class():  # Ctrl-C: the answers given are kept as on Ctrl-D
+        say("")
+        with anyio.CancelScope(shield=True):
+            await _keep(session, answered)
+        raise
     return await session.respond(answered)
 
 
@@ -111,9 +122,82 @@ async def _still_waiting(session: Session) -> bool:
     return session.status == "waiting"
 
 
-async def read_line(prompt: str) -> str:
-    """Read one line from the terminal (in a worker thread: input() blocks)."""
-    return await anyio.to_thread.run_sync(input, prompt)
+class _Line:
+    """One line being read in a daemon thread, and the event loop waiting for it."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self._token = anyio.lowlevel.current_token()
+        self._line = ""
+        self._error: BaseException | None = None
+
+    def fill(self, read: Callable[[], str]) -> None:
+        """Read the line (in the thread) and wake the loop; a loop that has ended is not told."""
+        try:
+            self._line = read()
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader, EOFError included
+            self._error = exc
+        try:
+            anyio.from_thread.run_sync(self.done.set, token=self._token)
+        except RuntimeError:  # the chat has ended (Ctrl-C): nobody waits for this line
+            pass
+
+    def result(self) -> str:
+        if self._error is not None:
+            raise self._error
+        return self._line
+
+
+class TerminalLines:
+    """Reads the person's lines (an `Ask`) so that a Ctrl-C at a prompt ends the process at once.
+
+    `input()` in an anyio worker thread kept a Ctrl-C'd chat alive until Enter (the interpreter
+    joins such threads at exit) and swallowed that line. Here each line is read by a daemon
+    thread, which exit does not wait for, straight from the descriptor (`os.read`: no lock of
+    `sys.stdin` for the exit to trip on). A read that a cancellation left behind is picked up by
+    the next call, so no line is lost. A `sys.stdin` without a descriptor (`io.StringIO`) is read
+    with `input()`.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._pending: _Line | None = None
+
+    async def __call__(self, prompt: str) -> str:
+        print(prompt, end="", flush=True)
+        if self._pending is None:
+            self._pending = _Line()
+            thread = threading.Thread(target=self._pending.fill, args=(self._read,), name="eve-py chat input")
+            thread.daemon = True
+            thread.start()
+        line = self._pending
+        await line.done.wait()
+        self._pending = None
+        return line.result()
+
+    def _read(self) -> str:
+        """One line of standard input without its newline, as `input()` reads it; EOFError at the end."""
+        try:
+            fd = sys.stdin.fileno()
+        except (AttributeError, OSError, ValueError):  # no descriptor to read
+            return input()
+        while b"\n" not in self._buffer:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # e.g. the terminal hung up: the input has ended
+                chunk = b""
+            if not chunk:
+                line, self._buffer = self._buffer, b""
+                if not line:
+                    raise EOFError
+                return self._decode(line)
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return self._decode(line)
+
+    @staticmethod
+    def _decode(line: bytes) -> str:
+        return line.decode(getattr(sys.stdin, "encoding", None) or "utf-8", errors="replace")
 
 
 async def run_chat(args: argparse.Namespace, model: Model | str | None) -> int:
@@ -139,7 +223,7 @@ async def run_chat(args: argparse.Namespace, model: Model | str | None) -> int:
             result = await session.resume()
         elif session.status == "waiting":
             result = await session.resume()
-        await _converse(session, result, read_line)
+        await _converse(session, result, TerminalLines())
     except _Leave:
         pass
     except EOFError:

@@ -20,7 +20,7 @@ answers file's answers).
 
 Exit codes: 0 success; 1 compile errors or a failed turn; 2 bad usage or configuration (unknown
 model, unknown session, bad answers file, rejected answer); 3 `run` stopped waiting for input it
-has no answer for.
+has no answer for; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ __all__ = ("main",)
 
 
 _print = say
+
+_RESUMABLE = ("chat", "run")
+"""The commands that continue a session with --session: an interrupted one says so."""
 
 
 STORE_HELP = (
@@ -165,7 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except KeyboardInterrupt:
-        _print("\ninterrupted; parked sessions stay parked and can be continued with --session", err=True)
+        # The --session hint is for the commands that take --session (chat prints its own command too).
+        hint = "; parked sessions stay parked and can be continued with --session" if args.command in _RESUMABLE else ""
+        _print(f"\ninterrupted{hint}", err=True)
         return 130
 
 

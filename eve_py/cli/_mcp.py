@@ -6,15 +6,20 @@ eve-py mcp APP_DIR --http [--host 127.0.0.1] [--port 8000]   # streamable HTTP a
 eve-py mcp APP_DIR --agent [--model mock] [--store PATH]     # the agent itself (eve's MCP channel)
 ```
 
-Over stdio nothing but protocol messages goes to stdout; over HTTP the address is printed once
-listening. The HTTP server has no authentication, so a non-loopback `--host` is refused.
+Over stdio nothing but protocol messages goes to stdout, and a Ctrl-C ends the server at once
+(status 130); over HTTP the address is printed once listening. The HTTP server has no
+authentication, so a non-loopback `--host` is refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -64,7 +69,6 @@ def run_mcp_command(args: argparse.Namespace) -> int:
     try:  # the mcp extra is optional: import it only here
         from eve_py.mcp import mcp_server
         from eve_py.mcp.channel import agent_channel
-        from eve_py.mcp.serve import serve_stdio
     except ImportError as exc:
         raise UsageError(f"eve-py mcp needs the mcp extra: pip install 'eve-py[mcp]' ({exc})") from exc
     if args.http and not is_loopback(args.host):
@@ -78,13 +82,92 @@ def run_mcp_command(args: argparse.Namespace) -> int:
     server = mcp_server(agent) if runtime is None else agent_channel(runtime)
     try:
         if not args.http:
-            anyio.run(serve_stdio, server)
+            anyio.run(_serve_stdio, server)  # a Ctrl-C: KeyboardInterrupt, once the server has unwound
             return 0
         _serve_http(server, args)
     finally:
         if runtime is not None:
             anyio.run(_close, runtime)
     return 0
+
+
+async def _serve_stdio(server: Any) -> None:
+    """Serve over stdio until the client closes stdin or a Ctrl-C cancels this task.
+
+    The SDK reads stdin in a worker thread that no cancellation stops, so a Ctrl-C alone would wait
+    for the client's next line (and the exit for that thread). Its stdin is a pipe fed from ours
+    (`_relayed_stdin`), whose input a cancellation ends at once: the reader sees the end and returns.
+    """
+    from eve_py.mcp.serve import serve_stdio
+
+    with _relayed_stdin() as end_input:
+
+        async def serve() -> None:
+            await serve_stdio(server)
+            done.cancel_scope.cancel()  # the client left: stop waiting for a cancellation
+
+        async def end_input_when_cancelled() -> None:
+            try:
+                await anyio.sleep_forever()
+            finally:
+                end_input()
+
+        async with anyio.create_task_group() as done:  # both are tasks: a Ctrl-C cancels them together
+            done.start_soon(end_input_when_cancelled)
+            done.start_soon(serve)
+
+
+@contextmanager
+def _relayed_stdin() -> Iterator[Callable[[], None]]:
+    """Point fd 0 at a pipe that a daemon thread copies the real stdin into; yields `end_input()`.
+
+    `end_input()` ends the pipe's input at once (its write end becomes the null device, so the
+    reader sees the end of input); the copying thread, which may be blocked on the real stdin, is a
+    daemon that the exit does not wait for. Without a stdin on fd 0 (e.g. `io.StringIO`) nothing is
+    relayed and `end_input()` does nothing.
+    """
+    try:
+        relayed = sys.stdin.fileno() == 0
+    except (AttributeError, OSError, ValueError):
+        relayed = False
+    if not relayed:
+        yield lambda: None
+        return
+    saved, real = os.dup(0), os.dup(0)
+    read_end, write_end = os.pipe()
+    os.dup2(read_end, 0)
+    os.close(read_end)
+    lock = threading.Lock()
+    closed = False
+
+    def copy() -> None:
+        nonlocal closed
+        try:
+            while chunk := os.read(real, 65536):
+                while chunk:
+                    chunk = chunk[os.write(write_end, chunk) :]
+        except OSError:  # the input broke: end it as if it had ended
+            pass
+        finally:
+            os.close(real)
+            with lock:  # end_input() never touches a closed (perhaps reused) descriptor
+                os.close(write_end)
+                closed = True
+
+    def end_input() -> None:
+        with lock:
+            if not closed:  # the write end becomes the null device: the pipe's input ends, copy() writes on
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, write_end, inheritable=False)
+                os.close(null)
+
+    threading.Thread(target=copy, name="eve-py mcp stdin", daemon=True).start()
+    try:
+        yield end_input
+    finally:
+        end_input()
+        os.dup2(saved, 0)
+        os.close(saved)
 
 
 async def _close(runtime: Runtime) -> None:
