@@ -23,6 +23,7 @@ from eve_py.authoring import (
 from eve_py.compiler import Diagnostic, Manifest, compile_app
 from eve_py.errors import (
     CompileError,
+    EditNotAllowedError,
     EveError,
     InputResponseError,
     InvalidAnswerError,
@@ -68,6 +69,7 @@ __all__ = (
     "DeclinedElicitation",
     "Diagnostic",
     "DisabledTool",
+    "EditNotAllowedError",
     "Elicit",
     "ElicitationResult",
     "EveError",

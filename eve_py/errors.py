@@ -20,10 +20,12 @@ EveError
 │       ├── RequestAlreadyAnsweredError requestId answered before (or twice in one call);
 │       │                               also a SessionConflictError: another respond() won
 │       └── InvalidAnswerError          option not offered, value fails the schema, ...
+│           └── EditNotAllowedError     an approval edits the input of a tool that is not editable
 ├── ToolError                   raised by a tool body or resolver: the call fails with this message,
 │                               which the model sees as the call's error result
 ├── ApiError                    the HTTP API refused a request (eve_py.server, eve_py.client)
 │   └── AuthenticationError     the bearer token is missing or wrong (401)
+├── StoreUnavailableError       the session store's database cannot be reached now (down, restarting)
 ├── EvalError                   an eval did not pass (eve_py.evals)
 │   └── EvalAssertionError      an eval's check failed (also an AssertionError)
 └── RunError                    a turn could not go on
@@ -50,6 +52,7 @@ __all__ = (
     "AuthenticationError",
     "CompileError",
     "Diagnostic",
+    "EditNotAllowedError",
     "EvalAssertionError",
     "EvalConfigurationError",
     "EvalError",
@@ -71,6 +74,7 @@ __all__ = (
     "SessionNotWaitingError",
     "SessionStateError",
     "StoreSchemaError",
+    "StoreUnavailableError",
     "ToolDefinitionError",
     "ToolError",
     "ToolResolutionError",
@@ -283,6 +287,10 @@ class InvalidAnswerError(InputResponseError):
     """The answer does not fit its request: option not offered, value fails the schema, ..."""
 
 
+class EditNotAllowedError(InvalidAnswerError):
+    """An approval carries `editedInput`, but its tool was not defined with `editable=True`."""
+
+
 class ApiError(EveError):
     """The eve HTTP API refused a request; the body was `{"error": {"code", "message"}}`.
 
@@ -303,6 +311,17 @@ class ApiError(EveError):
 
 class AuthenticationError(ApiError):
     """The request's bearer token is missing or wrong (HTTP 401)."""
+
+
+class StoreUnavailableError(EveError):
+    """The session store's database cannot be reached now: it is down, restarting, or out of connections.
+
+    Raised once a PostgreSQL store waited its `timeout_s` for a working connection, or lost the
+    connection under an operation twice in a row. Unlike a `SessionError`, it does not promise
+    that nothing was written: a write whose connection died may have been stored. Try again later
+    (the HTTP API answers 503 with a `Retry-After` header); load the session again before
+    repeating a write.
+    """
 
 
 class ToolError(EveError):

@@ -61,6 +61,8 @@ class ToolDefinition:
     """Whether a call must be approved by a person before the executor runs."""
     to_model_output: Callable[[JsonValue], JsonValue] | None = None
     """Projects the executor's output to what the model sees; events keep the full output."""
+    editable: bool = False
+    """Whether a person approving a call may change its input (`InputResponse.edited_input`)."""
     plan: ExecutorPlan | None = field(default=None, repr=False, compare=False)
     """The executor's signature analysis, made once by `define_tool`."""
 
@@ -112,6 +114,7 @@ def define_tool(
     output_schema: SchemaLike | None = None,
     needs_approval: ApprovalPolicy = False,
     to_model_output: Callable[[JsonValue], JsonValue] | None = None,
+    editable: bool = False,
 ) -> ToolDefinition:
     """Define a tool the server executes.
 
@@ -127,10 +130,15 @@ def define_tool(
             async). A call that needs approval parks as a `tool-approval` input request and
             the executor runs only once a person approves.
         to_model_output: Optional projection of the output shown to the model.
+        editable: Let the person approving a call change its input: an approval may carry
+            `edited_input` (valid for the model-facing input schema; resolver-filled parameters
+            stay the resolvers'), the executor runs with it, and the model's tool result says
+            so and shows what ran. Needs `needs_approval`.
 
     Raises:
         ToolDefinitionError: `execute` is missing or not callable, its signature cannot be
-            turned into a schema, or another argument has the wrong type.
+            turned into a schema, `editable=True` without `needs_approval`, or another argument
+            has the wrong type.
     """
     description = _check_description(description)
     if execute is None:
@@ -142,6 +150,13 @@ def define_tool(
         raise ToolDefinitionError(f"define_tool: execute must be callable, got {type(execute).__name__}")
     if to_model_output is not None and not callable(to_model_output):
         raise ToolDefinitionError("define_tool: to_model_output must be callable")
+    if not isinstance(editable, bool):
+        raise ToolDefinitionError(f"define_tool: editable must be a bool, got {type(editable).__name__}")
+    if editable and needs_approval is False:
+        raise ToolDefinitionError(
+            "define_tool: editable=True lets the person approving a call change its input, so the tool needs "
+            "needs_approval=True (or a policy); without approval nobody is asked"
+        )
     plan = plan_executor(execute, tool=getattr(execute, "__name__", description))
     return ToolDefinition(
         description=description,
@@ -151,6 +166,7 @@ def define_tool(
         client_resolved=False,
         needs_approval=_check_approval(needs_approval),
         to_model_output=to_model_output,
+        editable=editable,
         plan=plan,
     )
 

@@ -181,7 +181,12 @@ def _build(app_dir: Path, *, import_timeout_s: float | None) -> int:
     manifest = save_manifest(compiled)
     _print(f"compiled {len(manifest.tools)} tool(s) -> {manifest_path(app_dir)}")
     for tool in manifest.tools:
-        traits = [t for t, on in (("client-resolved", tool.client_resolved), ("approval", tool.needs_approval)) if on]
+        flags = (
+            ("client-resolved", tool.client_resolved),
+            ("approval", tool.needs_approval),
+            ("editable", tool.editable),
+        )
+        traits = [trait for trait, on in flags if on]
         _print(f"  {tool.name:<24} {tool.source}{'  [' + ', '.join(traits) + ']' if traits else ''}")
     return 0
 

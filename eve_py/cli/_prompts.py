@@ -51,15 +51,22 @@ class _Skip(Exception):  # noqa: N818
     """The person typed `/skip`."""
 
 
+def _several(count: int) -> str:
+    """An example of several picks among `count` options (`1,3`, or `1,2` when there are two)."""
+    return f"1,{min(count, 3)}"
+
+
 def _help(request: InputRequest) -> list[str]:
     if request.kind == "tool-approval":
         first = f"type y to let {request.action.tool_name} run, or n to stop it (you may then give a reason)"
+        if request.edit_schema is not None:
+            first += "; e changes its input first (Enter keeps a value), then lets it run"
     elif pick_field(request) is not None or request.options:
         count = len(request.options or [])
         first = f"type a number from 1 to {count}, or an option's id or label"
         picks = pick_field(request)
-        if picks is not None and picks[1]:
-            first += "; several picks are separated by commas, e.g. 1,3"
+        if picks is not None and picks[1] and count > 1:
+            first += f"; several picks are separated by commas, e.g. {_several(count)}"
     elif request.response_schema is not None:
         first = "type each field's value; an optional field may be left empty"
     else:
@@ -120,18 +127,25 @@ async def ask_request(request: InputRequest, ask: Ask, say: Say) -> InputRespons
 async def _read(request: InputRequest, ask: Ask, say: Say) -> InputResponse:
     request_id = request.request_id
     if request.display == "confirmation" or request.kind == "tool-approval":
-        answer = (await _line(ask, f"  Let {request.action.tool_name} run? [y/n] ", request, say)).lower()
+        editable = request.edit_schema is not None
+        choices = "y/n/e" if editable else "y/n"
+        answer = (await _line(ask, f"  Let {request.action.tool_name} run? [{choices}] ", request, say)).lower()
         if answer in ("y", "yes", "approve"):
             return InputResponse(request_id=request_id, option_id="approve")
         if answer in ("n", "no", "deny"):
             reason = await _line(ask, "  Reason (optional, Enter to skip): ", request, say)
             return InputResponse(request_id=request_id, option_id="deny", text=reason or None)
-        raise ValueError("type y to approve or n to deny")
+        if editable and answer in ("e", "edit"):
+            edited = await _read_edit(request, ask, say)
+            return InputResponse(request_id=request_id, option_id="approve", edited_input=edited)
+        raise ValueError(
+            "type y to approve, n to deny or e to change its input" if editable else "type y to approve or n to deny"
+        )
     picks = pick_field(request)
     if picks is not None:
         field, many = picks
         count = len(request.options or [])
-        hint = f"1-{count}, several: 1,3" if many else f"1-{count}"
+        hint = f"1-{count}, several: {_several(count)}" if many and count > 1 else f"1-{count}"
         raw = await _line(ask, f"  Pick ({hint}): ", request, say)
         ids = _picks(request, raw)
         if not ids:
@@ -184,6 +198,29 @@ def _option_id(request: InputRequest, token: str) -> str:
     if options and not request.allow_freeform:
         raise ValueError(f"{token!r} is not one of the options; answer with a number from 1 to {len(options)}")
     return token
+
+
+async def _read_edit(request: InputRequest, ask: Ask, say: Say) -> dict[str, JsonValue]:
+    """An approval's edited input, field by field: Enter keeps the model's value, JSON sets a non-flat one."""
+    schema = request.edit_schema or {}
+    edited: dict[str, JsonValue] = dict(request.action.input)
+    for name, spec in schema.get("properties", {}).items():
+        kind = _field_kind(spec)
+        current = edited.get(name)
+        shown = "" if name not in edited else (_plain(current) if kind is not None else json.dumps(current))
+        raw = await _line(ask, f"  {_title(name, spec)} [{shown}]: ", request, say)
+        if raw == "":
+            continue
+        if "enum" in spec:
+            edited[name] = _enum_choice(spec["enum"], raw)
+        elif kind is not None:
+            edited[name] = _convert(request, kind, raw)
+        else:
+            try:
+                edited[name] = json.loads(raw)
+            except json.JSONDecodeError:
+                raise ValueError(f"{_title(name, spec)} takes a JSON value here") from None
+    return edited
 
 
 def _title(name: str, spec: dict[str, Any]) -> str:
@@ -322,6 +359,8 @@ def describe_answer(request: InputRequest, response: InputResponse) -> str:
         return "skipped"
     if request.kind == "tool-approval":
         verdict = "approved" if response.option_id == "approve" else "denied"
+        if response.edited_input is not None:
+            return f"approved with your changes: {_plain(response.edited_input)}"
         return f"{verdict}: {response.text}" if response.text else verdict
     picks = pick_field(request)
     value = response.value

@@ -9,6 +9,7 @@ import httpx
 from eve_py.errors import (
     ApiError,
     AuthenticationError,
+    EditNotAllowedError,
     EveError,
     InvalidAnswerError,
     RequestAlreadyAnsweredError,
@@ -52,6 +53,8 @@ def error_for(response: httpx.Response) -> EveError:
         return RequestAlreadyAnsweredError(message, request_id=request_id)
     if code == "unknown_request":
         return UnknownRequestError(message, request_id=request_id)
+    if code == "edit_not_allowed":
+        return EditNotAllowedError(message, request_id=request_id)
     if code == "invalid_answer":
         return InvalidAnswerError(message, request_id=request_id)
     if code == "session_not_waiting":

@@ -284,6 +284,7 @@ def _manifest(
                 client_resolved=definition.client_resolved,
                 needs_approval=approval != "never",
                 approval=approval,
+                editable=definition.editable,
                 source=path,
             )
         )

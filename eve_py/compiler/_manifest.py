@@ -22,6 +22,8 @@ class ToolEntry(CamelModel):
     """True when a call may need approval (always, or decided per call)."""
     approval: Literal["never", "always", "dynamic"]
     """`dynamic`: a callable decides per call."""
+    editable: bool = False
+    """True when the person approving a call may change its input."""
     source: str
     """Path relative to `agent/`, or an `eve:` id for framework tools."""
 

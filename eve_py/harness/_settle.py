@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from eve_py.harness._commit import Write, Writer
 from eve_py.harness._park import park, run_call
 from eve_py.parking._park import elicitation_requests
-from eve_py.parking._results import action_result, error_result, step_messages
+from eve_py.parking._results import action_result, edited_result, error_result, step_messages
 from eve_py.parking._settle import Settlement, plan_settlement
 from eve_py.protocol import Event
 from eve_py.protocol.messages import Message, ToolCallPart, ToolResultPart
@@ -70,12 +70,12 @@ async def settle(
             continue
         outcome = await _run(record.id, turn, pending.step_index, call, tool, events, plan, dismiss=dismiss)
         if isinstance(outcome, ToolResultPart):
+            if call.tool_call_id in plan.edited_inputs:
+                outcome = edited_result(outcome, plan.edited_inputs[call.tool_call_id])
             results[call.tool_call_id] = outcome
             recorded.pop(call.tool_call_id, None)
             approved = call.tool_call_id in plan.approved_calls
-            checkpoint = pending.model_copy(
-                update={"results": dict(results), "approved_calls": plan.approved_calls, "elicitations": recorded}
-            )
+            checkpoint = _checkpoint(pending, results, plan, recorded)
             # Stored before anything else runs: after a crash, resume() finds the result and does
             # not run this executor again (durably so when a person approved it).
             record = await writer.commit(record.checkpoint(checkpoint, plan.approved_tools), events, durable=approved)
@@ -92,6 +92,7 @@ async def settle(
             requests=requests,
             questions=questions,
             approved_calls=plan.approved_calls,
+            edited_inputs=plan.edited_inputs,
             elicitations=recorded,
             answered=[*pending.answered, *(r.request_id for r in pending.requests)],
         )
@@ -139,6 +140,23 @@ async def _run(
             plan.recorded.setdefault(call.tool_call_id, {})[question.key] = cancel
     events.append(action_result(turn, step_index, call, _DISMISSED, "failed", "DISMISSED"))
     return error_result(call, _DISMISSED)
+
+
+def _checkpoint(
+    pending: PendingStep,
+    results: dict[str, ToolResultPart],
+    plan: Settlement,
+    recorded: dict[str, dict[str, RecordedOutcome]],
+) -> PendingStep:
+    """The step with the results so far and what the settlement decided, to store before the next call runs."""
+    return pending.model_copy(
+        update={
+            "results": dict(results),
+            "approved_calls": plan.approved_calls,
+            "edited_inputs": plan.edited_inputs,
+            "elicitations": recorded,
+        }
+    )
 
 
 def _executable(tool: ResolvedTool | None) -> bool:

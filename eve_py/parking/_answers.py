@@ -16,7 +16,9 @@ raises `InvalidAnswerError` and the session stays parked, unchanged.
 - Any question: `action` `decline`/`cancel`, or no answer in a settled batch, gives
   `{status: "ignored"}`.
 - A tool approval: `optionId` `approve`/`deny` (or `action` accept/decline/cancel), `text`
-  being a denial's reason; the result is the executor's output, or one error result.
+  being a denial's reason; the result is the executor's output, or one error result. An
+  editable tool's approval may carry `editedInput`, valid for the tool's input schema: the
+  executor then runs with it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import jsonschema.exceptions
 import jsonschema.protocols
 
 from eve_py._json import JsonSchema, JsonValue, strict_loads
-from eve_py.errors import InvalidAnswerError
+from eve_py.errors import EditNotAllowedError, InvalidAnswerError
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.protocol.requests import InputRequest, InputResponse
 
@@ -187,6 +189,13 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
 
 
 def _check_approval(request: InputRequest, response: InputResponse) -> InputResponse:
+    checked = _approval_option(request, response)
+    if checked.edited_input is not None:
+        _check_edit(request, checked)
+    return checked
+
+
+def _approval_option(request: InputRequest, response: InputResponse) -> InputResponse:
     if response.value is not None:
         raise _invalid(request, "an approval takes optionId 'approve' or 'deny' (and an optional reason as text)")
     option_id = response.option_id
@@ -204,6 +213,39 @@ def _check_approval(request: InputRequest, response: InputResponse) -> InputResp
     if option_id not in ("approve", "deny"):
         raise _invalid(request, "an approval takes optionId 'approve' or 'deny'")
     return response.model_copy(update={"option_id": option_id})
+
+
+def _check_edit(request: InputRequest, response: InputResponse) -> None:
+    """An approval's `editedInput`: only for an editable tool, only with approve, valid for its input schema.
+
+    Raises:
+        EditNotAllowedError: The tool is not editable.
+        InvalidAnswerError: The edit goes with a denial, names a parameter the model does not
+            set (one a resolver fills, or none at all), or fails the schema (formats included).
+    """
+    schema = request.edit_schema
+    if schema is None:
+        raise EditNotAllowedError(
+            f"Answer to request {request.request_id!r} rejected: the tool {request.action.tool_name!r} is not "
+            "editable (define it with editable=True to let a person change its input when approving)",
+            request_id=request.request_id,
+        )
+    if response.option_id != "approve":
+        raise _invalid(request, "editedInput goes with optionId 'approve'; a denial runs nothing")
+    edited = response.edited_input or {}
+    settable = schema.get("properties", {})
+    unknown = sorted(key for key in edited if key not in settable)
+    if unknown:
+        raise _invalid(
+            request,
+            f"editedInput sets {', '.join(map(repr, unknown))}, which the model does not set (the tool's "
+            f"parameters: {', '.join(map(repr, settable)) or 'none'}; a resolver-filled one cannot be edited)",
+        )
+    errors = sorted(schema_validator(schema).iter_errors(edited), key=str)
+    if errors:
+        error = errors[0]
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        raise _invalid(request, f"editedInput fails the tool's input schema at {where}: {_describe(error)}")
 
 
 def client_result(request: InputRequest, answer: InputResponse | None) -> JsonValue:

@@ -64,8 +64,12 @@ def client_request(call: ToolCallPart, tool: ResolvedTool) -> InputRequest:
     )
 
 
-def approval_request(call: ToolCallPart) -> InputRequest:
-    """The request for a call that needs a person's approval before its executor runs."""
+def approval_request(call: ToolCallPart, tool: ResolvedTool) -> InputRequest:
+    """The request for a call that needs a person's approval before its executor runs.
+
+    An editable tool's request carries its model-facing input schema (`edit_schema`), so an
+    approval's edit is checked with the request alone.
+    """
     return InputRequest(
         request_id=call.tool_call_id,
         kind="tool-approval",
@@ -74,6 +78,7 @@ def approval_request(call: ToolCallPart) -> InputRequest:
         display="confirmation",
         options=list(APPROVAL_OPTIONS),
         allow_freeform=False,
+        edit_schema=tool.input_schema if tool.editable else None,
     )
 
 

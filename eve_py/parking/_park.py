@@ -97,7 +97,7 @@ def decide(plan: StepPlan, call: ToolCallPart, tool: ResolvedTool, needs_approva
         message = f"The approval policy of {call.tool_name!r} failed: {needs_approval}"
         plan.results[call.tool_call_id] = error_result(call, message)
     elif needs_approval:
-        plan.parked[call.tool_call_id] = [approval_request(call)]
+        plan.parked[call.tool_call_id] = [approval_request(call, tool)]
     else:
         plan.runnable.append((call, tool))
 

@@ -6,7 +6,7 @@ call's input against its tool's schema; nothing here writes or calls a model.
 
 from __future__ import annotations
 
-from eve_py._json import JsonValue
+from eve_py._json import JsonObject, JsonValue
 from eve_py.parking._answers import schema_validator
 from eve_py.protocol import Event
 from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolMessage, ToolResultPart
@@ -15,7 +15,10 @@ from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.turns import TurnState
 from eve_py.tools._resolved import ResolvedTool
 
-__all__ = ("action_result", "error_result", "input_problem", "step_messages")
+__all__ = ("EDITED_NOTE", "action_result", "edited_result", "error_result", "input_problem", "step_messages")
+
+EDITED_NOTE = "A person changed this call's input when approving it; the tool ran with ranWith, not with your input."
+"""What the model is told about a call a person edited (beside the input that ran)."""
 
 
 def step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:
@@ -27,6 +30,16 @@ def step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:
 def error_result(call: ToolCallPart, message: str) -> ToolResultPart:
     """The one error result `call` gets when it cannot run (the model reads `message`)."""
     return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=message, is_error=True)
+
+
+def edited_result(result: ToolResultPart, ran_with: JsonObject) -> ToolResultPart:
+    """`result` of a call a person edited, telling the model so: `{note, ranWith, output}`.
+
+    The call in the history keeps the model's input; this result is where the model learns
+    what actually ran.
+    """
+    told: JsonValue = {"note": EDITED_NOTE, "ranWith": ran_with, "output": result.output}
+    return result.model_copy(update={"output": told})
 
 
 def action_result(

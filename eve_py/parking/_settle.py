@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from eve_py._json import JsonValue
+from eve_py._json import JsonObject, JsonValue
 from eve_py.parking import _resolutions as resolutions
 from eve_py.parking._answers import approval_decision, client_result, denied_output, elicitation_outcome
 from eve_py.parking._results import action_result, error_result
@@ -46,6 +46,8 @@ class Settlement:
     """Calls to run (again) now, in call order: approved ones and ones whose questions were answered."""
     approved_calls: list[str]
     """Calls a person approved (their executors run as approved)."""
+    edited_inputs: dict[str, JsonObject]
+    """Inputs a person set when approving, by call id (the `rerun` calls carry them already)."""
     approved_tools: list[str]
     """The session's approved tools, with this batch's approvals added."""
     recorded: dict[str, dict[str, RecordedOutcome]]
@@ -67,6 +69,7 @@ def plan_settlement(
     results = dict(pending.results)
     events: list[Event] = []
     approved_calls = list(pending.approved_calls)
+    edited_inputs = dict(pending.edited_inputs)
     approved_tools = list(approved_tools)
     recorded = {call_id: dict(entries) for call_id, entries in pending.elicitations.items()}
     calls = {call.tool_call_id: call for call in pending.assistant.tool_calls}
@@ -92,6 +95,8 @@ def plan_settlement(
                     approved_calls.append(call.tool_call_id)
                 if call.tool_name not in approved_tools:
                     approved_tools.append(call.tool_name)
+                if answer is not None and answer.edited_input is not None:
+                    edited_inputs[call.tool_call_id] = answer.edited_input
                 rerun.add(call.tool_call_id)
                 continue
             if approved:
@@ -109,11 +114,21 @@ def plan_settlement(
         results=results,
         events=events,
         # A call whose result was stored before a crash ran already: it is not run again.
-        rerun=[c for c in pending.assistant.tool_calls if c.tool_call_id in rerun and c.tool_call_id not in results],
+        rerun=[
+            _with_input(call, edited_inputs.get(call.tool_call_id))
+            for call in pending.assistant.tool_calls
+            if call.tool_call_id in rerun and call.tool_call_id not in results
+        ],
         approved_calls=approved_calls,
+        edited_inputs=edited_inputs,
         approved_tools=approved_tools,
         recorded=recorded,
     )
+
+
+def _with_input(call: ToolCallPart, edited: JsonObject | None) -> ToolCallPart:
+    """The call as it runs: with the input a person set when approving, if they changed it."""
+    return call if edited is None else call.model_copy(update={"input": edited})
 
 
 def _unanswered_event(turn: TurnState, pending: PendingStep, outcome: ResolutionOutcome) -> Event:

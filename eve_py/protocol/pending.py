@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from eve_py._camel import CamelModel
-from eve_py._json import JsonValue
+from eve_py._json import JsonObject, JsonValue
 from eve_py.protocol.messages import AssistantMessage, ToolResultPart
 from eve_py.protocol.requests import InputRequest, InputResponse
 
@@ -60,6 +60,8 @@ class PendingStep(CamelModel):
     """For each `elicitation` request of the batch, by request id: the question it asks."""
     approved_calls: list[str] = Field(default_factory=list)
     """Calls a person approved whose executor still waits on a resolver's question."""
+    edited_inputs: dict[str, JsonObject] = Field(default_factory=dict)
+    """Inputs a person set when approving, by call id: the call runs with them (its resolvers too)."""
     elicitations: dict[str, dict[str, RecordedOutcome]] = Field(default_factory=dict)
     """Answers to resolver questions, by call id then resolver key, kept until the call has its result."""
     answered: list[str] = Field(default_factory=list)

@@ -6,15 +6,17 @@ Wire shapes (JSON, camelCase):
 InputRequest  {requestId, kind: "question"|"client-tool"|"tool-approval"|"elicitation",
                action: {kind: "tool-call", callId, toolName, input},
                prompt, display: "text"|"select"|"confirmation"|"form",
-               options?: [{id, label, description?, style?}], allowFreeform?, schema?}
-InputResponse {requestId, optionId?, text?, value?, action?: "accept"|"decline"|"cancel"}
+               options?: [{id, label, description?, style?}], allowFreeform?, schema?,
+               editSchema?}
+InputResponse {requestId, optionId?, text?, value?, action?: "accept"|"decline"|"cancel",
+               editedInput?}
 ```
 
 On eve's wire (`input.requested`) a request is projected to eve 0.80.1's strict `InputRequest`
 (`EveInputRequest`: kind `question` or `tool-approval`, display `text`, `select` or
 `confirmation`, no schema), so eve's own client and validators accept it; the rest
-(`RequestExtension`: the precise kind, `form`, the answer schema) rides beside it, and
-`InputRequest.from_eve` puts the two back together.
+(`RequestExtension`: the precise kind, `form`, the answer schema, an editable approval's
+`editSchema`) rides beside it, and `InputRequest.from_eve` puts the two back together.
 """
 
 from __future__ import annotations
@@ -83,6 +85,11 @@ class InputRequest(CamelModel):
     allow_freeform: bool | None = None
     response_schema: JsonSchema | None = Field(default=None, alias="schema")
     """JSON Schema the answer's `value` must satisfy (wire name `schema`)."""
+    edit_schema: JsonSchema | None = None
+    """An editable approval's: the tool's model-facing input schema an `editedInput` must satisfy.
+
+    Set only on `tool-approval` requests of tools defined with `editable=True`; its presence is
+    what makes an approval editable."""
 
     def option_ids(self) -> list[str]:
         """The offered option ids, in order ([] when there are none)."""
@@ -103,9 +110,16 @@ class InputRequest(CamelModel):
     def extension(self) -> RequestExtension | None:
         """What eve's shape cannot say about this request, or None when it says it all."""
         eve = self.to_eve()
-        if eve.kind == self.kind and eve.display == self.display and self.response_schema is None:
+        if (
+            eve.kind == self.kind
+            and eve.display == self.display
+            and self.response_schema is None
+            and self.edit_schema is None
+        ):
             return None
-        return RequestExtension(kind=self.kind, display=self.display, response_schema=self.response_schema)
+        return RequestExtension(
+            kind=self.kind, display=self.display, response_schema=self.response_schema, edit_schema=self.edit_schema
+        )
 
     @classmethod
     def from_eve(cls, request: EveInputRequest, extension: RequestExtension | None = None) -> InputRequest:
@@ -115,9 +129,10 @@ class InputRequest(CamelModel):
         """
         kind: RequestKind = "tool-approval" if request.kind == "tool-approval" else "question"
         display: Display = request.display or ("select" if request.options else "text")
-        schema = None
+        schema = edit_schema = None
         if extension is not None:
             kind, display, schema = extension.kind, extension.display, extension.response_schema
+            edit_schema = extension.edit_schema
         return cls(
             request_id=request.request_id,
             kind=kind,
@@ -127,6 +142,7 @@ class InputRequest(CamelModel):
             options=request.options,
             allow_freeform=request.allow_freeform,
             response_schema=schema,
+            edit_schema=edit_schema,
         )
 
 
@@ -149,6 +165,8 @@ class RequestExtension(CamelModel):
     display: Display
     response_schema: JsonSchema | None = Field(default=None, alias="schema")
     """JSON Schema the answer's `value` (or `text` holding JSON) must satisfy."""
+    edit_schema: JsonSchema | None = None
+    """An editable approval's: the schema an approval's `editedInput` must satisfy."""
 
 
 class InputResponse(CamelModel):
@@ -163,3 +181,5 @@ class InputResponse(CamelModel):
     """A structured answer; must satisfy the request's `schema`."""
     action: Literal["accept", "decline", "cancel"] | None = None
     """Accept, decline or cancel the request as a whole."""
+    edited_input: JsonObject | None = None
+    """An approval's edit: the input the tool runs with instead of the model's (editable tools only)."""

@@ -22,7 +22,9 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 | 415 | `unsupported_media_type` | a body sent as anything but `application/json`, or a message part that is not text |
 | 422 | `invalid_answer` | an answer that does not fit its request (option not offered, value fails the schema) |
 | 422 | `unknown_request` | a `requestId` that is not in the parked batch |
+| 422 | `edit_not_allowed` | an approval with `editedInput` for a tool not defined with `editable=True` |
 | 501 | `unsupported` | a control eve-py does not implement (`compact`) |
+| 503 | `store_unavailable` | the session store's database cannot be reached (down or restarting); with `Retry-After` |
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from eve_py._camel import CamelModel, describe_validation_error
 from eve_py._json import JsonObject, strict_loads
 from eve_py.errors import (
     ApiError,
+    EditNotAllowedError,
     EveError,
     InputResponseError,
     InvalidMessageError,
@@ -45,6 +48,7 @@ from eve_py.errors import (
     SessionNotFoundError,
     SessionNotWaitingError,
     SessionStateError,
+    StoreUnavailableError,
     UnknownRequestError,
 )
 from eve_py.protocol.requests import InputResponse
@@ -185,12 +189,14 @@ _STATUSES: tuple[tuple[type[EveError], int, str], ...] = (
     (InvalidMessageError, 400, "invalid_message"),
     (RequestAlreadyAnsweredError, 409, "request_already_answered"),
     (UnknownRequestError, 422, "unknown_request"),
+    (EditNotAllowedError, 422, "edit_not_allowed"),
     (InputResponseError, 422, "invalid_answer"),
     (SessionNotWaitingError, 409, "session_not_waiting"),
     (SessionStateError, 409, "session_not_ready"),
     (SessionConflictError, 409, "conflict"),
     (SessionError, 409, "session_error"),
     (ModelConfigurationError, 500, "model_not_configured"),
+    (StoreUnavailableError, 503, "store_unavailable"),
 )
 
 

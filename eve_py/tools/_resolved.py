@@ -39,6 +39,8 @@ class ResolvedTool:
     """Source path relative to `agent/`, or an `eve:` id for framework tools."""
     plan: ExecutorPlan | None
     """How to call the executor; None for client-resolved tools."""
+    editable: bool = False
+    """Whether a person approving a call may change its input."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -68,12 +70,17 @@ def field_problems(definition: ToolDefinition) -> list[str]:
     description: object = definition.description
     needs_approval: object = definition.needs_approval
     to_model_output: object = definition.to_model_output
+    editable: object = definition.editable
     if not isinstance(description, str) or not description.strip():
         problems.append("Its description must be a non-empty string.")
     if not isinstance(needs_approval, bool) and not callable(needs_approval):
         problems.append("Its needs_approval must be a bool or a callable taking an ApprovalContext.")
     if to_model_output is not None and not callable(to_model_output):
         problems.append("Its to_model_output must be callable.")
+    if not isinstance(editable, bool):
+        problems.append("Its editable must be a bool.")
+    elif editable and needs_approval is False:
+        problems.append("It is editable but needs no approval: nobody would be asked to edit it.")
     return problems
 
 
@@ -136,4 +143,5 @@ def resolve_tool(definition: object, *, path: str, name: str | None = None) -> R
         to_model_output=definition.to_model_output,
         path=path,
         plan=plan,
+        editable=definition.editable,
     )

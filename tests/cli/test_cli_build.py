@@ -39,11 +39,14 @@ def test_build_on_the_fixture_exits_0_and_writes_the_manifest(
 
     assert code == 0
     manifest = json.loads((hitl_copy / ".eve" / "build" / "manifest.json").read_text(encoding="utf-8"))
-    assert sorted(tool["name"] for tool in manifest["tools"]) == ["ask_question", "guarded_echo", "note"]
+    tools = {tool["name"]: tool for tool in manifest["tools"]}
+    assert sorted(tools) == ["ask_question", "guarded_echo", "note", "send_newsletter"]
+    assert [name for name, tool in sorted(tools.items()) if tool["editable"]] == ["send_newsletter"]
     out = capsys.readouterr().out
-    assert "compiled 3 tool(s)" in out
+    assert "compiled 4 tool(s)" in out
     assert "tools/ask_question.py" in out
     assert "guarded_echo" in out
+    assert "send_newsletter          tools/send_newsletter.py  [approval, editable]" in out
 
 
 def test_build_in_a_real_process_with_the_installed_command_writes_the_manifest(hitl_copy: Path) -> None:

@@ -55,6 +55,33 @@ def test_chat_runs_the_template_flow_re_asking_an_invalid_pick_then_an_approval(
     assert out.index("Recorded your pick") < out.index("Approve tool call")
 
 
+def test_chat_edits_an_editable_approval_field_by_field_re_asking_a_bad_edit(
+    eve: RunEve, hitl_app: Path, store: Path
+) -> None:
+    # e: edit; a bad address is refused and the approval asked again; then Enter keeps the subject.
+    typed = "send the newsletter\ne\nnot-an-address\n\ne\nnews@example.org\n\n"
+
+    done = eve("chat", hitl_app, "--model", "mock", "--store", store, input=typed)
+
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "send_newsletter will run with: to: team@example.com; subject: Weekly news" in out
+    assert out.count("Let send_newsletter run? [y/n/e] ") == 2
+    assert "To [team@example.com]: " in out and "Subject [Weekly news]: " in out
+    assert "! editedInput fails the tool's input schema at to: 'not-an-address' is not a valid email" in out
+    assert '<- send_newsletter: {"sent": "yes", "to": "news@example.org", "subject": "Weekly news"}' in out
+    assert "agent > Sent 'Weekly news' to news@example.org (you changed it before approving)." in out
+
+
+def test_an_approval_that_is_not_editable_offers_no_edit(eve: RunEve, hitl_app: Path, store: Path) -> None:
+    done = eve("chat", hitl_app, "--model", "mock", "--store", store, input="run the guarded echo\ne\ny\n")
+
+    assert done.returncode == 0, done.stderr
+    assert "! type y to approve or n to deny" in done.stdout
+    assert "[y/n/e]" not in done.stdout
+    assert "agent > The guarded echo ran" in done.stdout
+
+
 def test_chat_resumes_a_session_parked_by_a_killed_process(eve: RunEve, hitl_app: Path, store: Path) -> None:
     command = [sys.executable, "-m", "eve_py", "chat", str(hitl_app), "--model", "mock", "--store", str(store)]
     with subprocess.Popen(command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as first:

@@ -117,7 +117,7 @@ def test_ctrl_d_at_a_question_keeps_the_batchs_answers_and_prints_a_command_that
     child.expect_exact("you > ")
     child.sendline("review my page")
     child.expect_exact("? Which colour should the review use?")  # the question before the approval
-    child.expect_exact("Pick (1-2, several: 1,3): ")
+    child.expect_exact("Pick (1-2, several: 1,2): ")
     child.sendline("2")
     child.expect_exact("Let guarded_echo run? [y/n] ")
     child.sendeof()  # Ctrl-D

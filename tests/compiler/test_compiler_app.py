@@ -221,15 +221,16 @@ def test_disabling_a_tool_that_is_no_framework_tool_is_only_a_warning(tmp_path: 
     assert "web_search" not in tools_by_name(read_manifest(app))
 
 
-def test_compiling_the_fixture_app_lists_its_three_tools(tmp_path: Path) -> None:
+def test_compiling_the_fixture_app_lists_its_four_tools(tmp_path: Path) -> None:
     fixture = Path(__file__).resolve().parents[2] / "fixtures" / "agent-tools-hitl"
 
     manifest = compile_app(fixture, write_manifest=False)
 
     tools = {tool.name: tool for tool in manifest.tools}
-    assert set(tools) == {"ask_question", "note", "guarded_echo"}
+    assert set(tools) == {"ask_question", "note", "guarded_echo", "send_newsletter"}
     assert tools["ask_question"].source == "tools/ask_question.py"
-    assert tools["guarded_echo"].needs_approval is True
+    assert tools["guarded_echo"].needs_approval is True and tools["guarded_echo"].editable is False
+    assert tools["send_newsletter"].needs_approval is True and tools["send_newsletter"].editable is True
 
 
 # --- instructions -----------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ async def test_eves_client_drives_every_hitl_flow(tmp_path: Path) -> None:
     report = await drive("drive_client.mjs", tmp_path)
 
     assert report["health"]["health"] == {"ok": True, "status": "ready", "workflowId": "eve-py:agent-tools-hitl"}
-    assert report["info"]["tools"] == ["ask_question", "guarded_echo", "note"]
+    assert report["info"]["tools"] == ["ask_question", "guarded_echo", "note", "send_newsletter"]
     assert report["picker"]["options"] == ["tpl_blue", "tpl_red", "tpl_green"]
     assert report["picker"]["ui"] == {"kind": "template"}
     assert report["answered"]["message"] == "Recorded your pick: tpl_blue."

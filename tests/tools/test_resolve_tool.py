@@ -161,10 +161,11 @@ def test_agent_from_definitions_lets_an_app_tool_replace_the_built_in_ask_questi
 # --- load_agent on the fixture app ------------------------------------------------------------------
 
 
-def test_load_agent_on_the_fixture_offers_the_ask_question_override_note_and_guarded_echo() -> None:
+def test_load_agent_on_the_fixture_offers_its_four_tools() -> None:
     agent = load_agent(FIXTURE)
 
-    assert set(agent.tools) == {"ask_question", "note", "guarded_echo"}
+    assert set(agent.tools) == {"ask_question", "note", "guarded_echo", "send_newsletter"}
+    assert [name for name, tool in sorted(agent.tools.items()) if tool.editable] == ["send_newsletter"]
     assert agent.name == "agent-tools-hitl"
     assert agent.max_steps == 12
     assert agent.instructions is not None
