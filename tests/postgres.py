@@ -4,6 +4,9 @@
 tests run as root: PostgreSQL refuses to run as root) with settings for tests: no fsync, a
 small shared memory, few connections' worth of everything. `database()` creates a database
 from a template already migrated to eve-py's schema, so each test gets its own in a few ms.
+
+Tests that take the server down (`restart`, `halt`, `resume`) start one of their own with
+`own_server()`, never the session's shared one.
 """
 
 from __future__ import annotations
@@ -15,17 +18,20 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 
 import anyio
 import psycopg
+import pytest
 
 from eve_py.sessions.postgres import migrate
 
-__all__ = ("PostgresServer", "postgres_bin")
+__all__ = ("PostgresServer", "free_port", "own_server", "postgres_bin")
 
 TEMPLATE = "eve_migrated"
 
@@ -36,7 +42,8 @@ def postgres_bin() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nothing listens on (as of now)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -48,7 +55,7 @@ class PostgresServer:
 
     bin: Path
     root: Path
-    port: int = field(default_factory=_free_port)
+    port: int = field(default_factory=free_port)
     _names: count[int] = field(default_factory=count)
 
     @property
@@ -71,11 +78,7 @@ class PostgresServer:
             for path in (self.root, self.data):
                 os.chown(path, user.pw_uid, user.pw_gid)
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
-        options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -F -c max_connections=60 -c shared_buffers=16MB"
-        options += " -c full_page_writes=off -c synchronous_commit=off"
-        self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start"
-        )
+        self.resume()
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {TEMPLATE} TEMPLATE template0")
         # In a thread of its own: the fixture may be set up from inside a test's event loop.
@@ -89,6 +92,34 @@ class PostgresServer:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
         return self.url(name)
+
+    def resume(self) -> None:
+        """Start the server (again, after `halt`); returns once it accepts connections."""
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -F -c max_connections=60 -c shared_buffers=16MB"
+        options += " -c full_page_writes=off -c synchronous_commit=off"
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start"
+        )
+
+    def halt(self) -> None:
+        """Stop the server as an operator does (`pg_ctl stop -m fast`): every connection is ended."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def restart(self) -> None:
+        """`pg_ctl restart -m fast`: every connection is ended; returns once the server accepts new ones."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "restart")
+
+    def password_role(self, name: str, password: str) -> None:
+        """Create a login role that must give `password` over TCP (the other roles stay trusted)."""
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(f"host all {name} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(
+                psycopg.sql.SQL("CREATE ROLE {} LOGIN SUPERUSER PASSWORD {}").format(
+                    psycopg.sql.Identifier(name), psycopg.sql.Literal(password)
+                )
+            )
+            conn.execute("SELECT pg_reload_conf()")
 
     def stop(self) -> None:
         try:
@@ -105,3 +136,18 @@ class PostgresServer:
         root = Path(tempfile.mkdtemp(prefix="eve-pg-"))
         os.chmod(root, 0o755)
         return cls(found, root)
+
+
+@contextmanager
+def own_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of the caller's own, stopped and removed afterwards; skips without the binaries."""
+    server = PostgresServer.create()
+    if server is None:
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is not installed (apt-get install postgresql); scripts/test.sh installs it")
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

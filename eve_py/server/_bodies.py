@@ -37,6 +37,7 @@ from eve_py._camel import CamelModel, describe_validation_error
 from eve_py._json import JsonObject, strict_loads
 from eve_py.errors import (
     ApiError,
+    AuthenticationError,
     EditNotAllowedError,
     EveError,
     InputResponseError,
@@ -62,6 +63,7 @@ __all__ = (
     "bad_request",
     "decode_json",
     "error_body",
+    "error_headers",
     "error_status",
     "parse_body",
     "too_large",
@@ -210,9 +212,16 @@ def error_status(exc: EveError) -> tuple[int, str]:
     return 500, "internal_error"
 
 
+RETRY_AFTER_S = 5
+"""What a 503 `store_unavailable` asks a client to wait before trying again (a database restart takes seconds)."""
+
+
 def error_body(exc: EveError, *, message: str | None = None) -> dict[str, Any]:
     """eve's JSON body for an error: `{"ok": false, "error": "<text>", "code": "<code>", ...}`."""
     _, code = error_status(exc)
+    if message is None and isinstance(exc, StoreUnavailableError):
+        # Its own message names the database's host, user and name: for the server's log only.
+        message = f"The session store cannot be reached now; try again in {RETRY_AFTER_S} s."
     if message is None:
         message = (exc.http_message if isinstance(exc, SessionError) else None) or str(exc)
     body: dict[str, Any] = {"ok": False, "error": message, "code": code}
@@ -221,6 +230,15 @@ def error_body(exc: EveError, *, message: str | None = None) -> dict[str, Any]:
     if isinstance(exc, SessionStateError):
         body["status"] = exc.status
     return body
+
+
+def error_headers(exc: EveError) -> dict[str, str] | None:
+    """The headers of an error's response: `WWW-Authenticate` with a 401, `Retry-After` with a 503."""
+    if isinstance(exc, AuthenticationError):
+        return {"www-authenticate": 'Bearer realm="eve"'}
+    if isinstance(exc, StoreUnavailableError):
+        return {"retry-after": str(RETRY_AFTER_S)}
+    return None
 
 
 def decode_json(raw: bytes) -> Any:

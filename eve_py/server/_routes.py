@@ -8,6 +8,7 @@ session's `cancel`, `clear` or `reset` directly, and answers in eve 0.80.1's sha
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from eve_py.errors import (
     ModelConfigurationError,
     SessionNotFoundError,
     SessionStateError,
+    StoreUnavailableError,
 )
 from eve_py.harness._runtime import Runtime
 from eve_py.protocol import InputResolved, TurnStarted, new_id
@@ -33,6 +35,7 @@ from eve_py.server._bodies import (
     SessionInputBody,
     decode_json,
     error_body,
+    error_headers,
     error_status,
     parse_body,
     too_large,
@@ -48,11 +51,14 @@ from eve_py.sessions._record import SessionRecord
 
 __all__ = ("Api",)
 
+_log = logging.getLogger("eve_py.server")
+
 
 def _error_response(exc: EveError) -> Response:
     status, _ = error_status(exc)
-    headers = {"www-authenticate": 'Bearer realm="eve"'} if isinstance(exc, AuthenticationError) else None
-    return JSONResponse(error_body(exc), status_code=status, headers=headers)
+    if isinstance(exc, StoreUnavailableError):
+        _log.warning("%s", exc)  # the client is told less: the database's host, user and name stay here
+    return JSONResponse(error_body(exc), status_code=status, headers=error_headers(exc))
 
 
 _Method = Callable[["Api", Request], Awaitable[Response]]

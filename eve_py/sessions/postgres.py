@@ -8,64 +8,37 @@ compare-and-set) whose returned key feeds the `INSERT`s of the write's messages 
 then `pg_notify('eve_events', ...)`. PostgreSQL delivers that notice only if the write commits,
 so other processes learn of new events as soon as they are readable (see `notices`).
 
-Connections come from a `psycopg_pool.AsyncConnectionPool` in autocommit mode. The schema is
-created and upgraded only by `migrate` (`eve-py store migrate URL`), never by opening a store:
-a database without it, or with another version of it, is refused with `StoreSchemaError`.
+Connections come from a `psycopg_pool.AsyncConnectionPool` in autocommit mode, each checked
+before it is handed out (see `eve_py.sessions._pg_connect`). The schema is created and upgraded
+only by `migrate` (`eve-py store migrate URL`), never by opening a store: a database without it,
+or with another version of it, is refused with `StoreSchemaError`.
+
+When the database goes away (a restart, a stop, the network), an operation whose connection
+died is run once more on a new one (`_rows` says why that never stores a write twice); what
+still finds no working connection within `timeout_s` raises `StoreUnavailableError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import anyio
 import psycopg
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from pydantic import TypeAdapter
 
-from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError, UsageError
+from eve_py.errors import SessionConflictError, SessionNotFoundError
 from eve_py.protocol import Event, dump_event, load_event
 from eve_py.protocol.messages import Message
 from eve_py.sessions._feed import CANCEL_CHANNEL, EVENTS_CHANNEL, Notice, parse_notice
+from eve_py.sessions._pg_connect import connect, connection_lost, make_pool, unavailable, unreachable
+from eve_py.sessions._pg_schema import POSTGRES_SCHEMA_VERSION, check_version, migrate, schema_version
 from eve_py.sessions._record import SessionRecord
 
 __all__ = ("POSTGRES_SCHEMA_VERSION", "PostgresSessionStore", "migrate", "schema_version")
 
-_MIGRATIONS: tuple[str, ...] = (
-    # 1: the append-only layout (record schema 3) and the server's session owners.
-    """
-    CREATE TABLE eve_sessions (
-        key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        id text NOT NULL UNIQUE,
-        version bigint NOT NULL,
-        status text NOT NULL,
-        updated_at text NOT NULL,
-        record text NOT NULL
-    );
-    CREATE TABLE eve_messages (
-        session bigint NOT NULL REFERENCES eve_sessions (key),
-        idx bigint NOT NULL,
-        message text NOT NULL,
-        PRIMARY KEY (session, idx)
-    );
-    CREATE TABLE eve_events (
-        session bigint NOT NULL REFERENCES eve_sessions (key),
-        idx bigint NOT NULL,
-        event text NOT NULL,
-        PRIMARY KEY (session, idx)
-    );
-    CREATE TABLE eve_server_owners (
-        session_id text PRIMARY KEY,
-        principal text NOT NULL,
-        created_at text NOT NULL
-    );
-    """,
-)
-POSTGRES_SCHEMA_VERSION = len(_MIGRATIONS)
-"""The schema version this eve-py reads and writes (`eve_schema.version`)."""
-_MIGRATE_LOCK = 0x657665  # pg_advisory_xact_lock key: concurrent migrations run one after the other
 _MAX_INDEX = 2**62
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
@@ -98,9 +71,10 @@ SELECT key, {_NOTIFY} FROM written
 """
 _READ = """
 SELECT l.{column} FROM eve_sessions s
-LEFT JOIN eve_{table} l ON l.session = s.key AND l.idx >= %s AND l.idx < %s
-WHERE s.id = %s ORDER BY l.idx
+LEFT JOIN eve_{table} l ON l.session = s.key AND l.idx >= %(start)s AND l.idx < %(stop)s
+WHERE s.id = %(id)s ORDER BY l.idx
 """
+_RECORD = "SELECT record FROM eve_sessions WHERE id = %(id)s"
 
 
 class PostgresSessionStore:
@@ -110,77 +84,141 @@ class PostgresSessionStore:
         url: A libpq connection string or URL (`postgresql://user@host:5432/db`).
         min_size: Connections the pool keeps open.
         max_size: Most connections the pool opens (each is one server process on PostgreSQL).
+        timeout_s: How long an operation waits for a working connection (all busy, or the
+            database down or restarting) before it raises `StoreUnavailableError`.
     """
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, timeout_s: float = 5.0) -> None:
         self.url = url
-        self._pool = AsyncConnectionPool(
-            url, min_size=min_size, max_size=max_size, open=False, kwargs={"autocommit": True}
-        )
+        self._pool = make_pool(url, min_size=min_size, max_size=max_size, timeout_s=timeout_s)
         self._opened = False
 
     @classmethod
-    async def open(cls, url: str, *, min_size: int = 1, max_size: int = 8) -> PostgresSessionStore:
-        """Connect and check the schema.
+    async def open(
+        cls, url: str, *, min_size: int = 1, max_size: int = 8, timeout_s: float = 5.0
+    ) -> PostgresSessionStore:
+        """Connect once and check the schema (the pool opens on first use).
 
         Raises:
             StoreSchemaError: The database has no eve-py schema, or another version of it (run
                 `eve-py store migrate URL`).
-            UsageError: The database cannot be reached.
+            UsageError: The database cannot be reached within a few seconds (a missing database,
+                a wrong password, nothing listening): one line, the URL without its password.
         """
-        store = cls(url, min_size=min_size, max_size=max_size)
-        try:
-            await store.check()
-        except (psycopg.OperationalError, PoolTimeout) as exc:
-            await store.aclose()
-            raise UsageError(f"cannot connect to {_redact(url)}: {exc}") from None
-        except BaseException:
-            await store.aclose()
-            raise
+        store = cls(url, min_size=min_size, max_size=max_size, timeout_s=timeout_s)
+        await store.check()
         return store
 
     async def check(self) -> None:
-        """Connect (opening the pool on first use) and check the database's schema version.
+        """Connect once, outside the pool, and check the database's schema version.
 
         Raises:
+            UsageError: The database cannot be reached within a few seconds.
             StoreSchemaError: No eve-py schema, or another version of it.
         """
-        async with self.connection() as conn:
-            _check_version(await schema_version(conn), self.url)
+        async with await connect(self.url) as conn:
+            check_version(await schema_version(conn), self.url)
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A pooled autocommit connection (the pool opens on first use, in the event loop that uses it)."""
+        """A pooled autocommit connection, checked as it is handed out (the pool opens on first
+        use, in the event loop that uses it).
+
+        Raises:
+            StoreUnavailableError: No working connection within `timeout_s`, or it died in the block.
+        """
+        try:
+            async with self._checked_out() as conn:
+                yield conn
+        except psycopg.OperationalError as exc:
+            if not unreachable(exc):
+                raise
+            raise unavailable(self.url, exc) from None
+
+    @asynccontextmanager
+    async def _checked_out(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         if not self._opened:
             self._opened = True
-            await self._pool.open(wait=True, timeout=30.0)
+            await self._pool.open()  # without waiting: a request waits for its connection, up to timeout_s
         async with self._pool.connection() as conn:
             yield conn
 
-    async def _one(self, query: str, params: dict[str, Any], *, durable: bool = True) -> tuple[Any, ...] | None:
+    async def _one(
+        self, query: str, params: Mapping[str, Any], *, durable: bool = True, stores: str | None = None
+    ) -> tuple[Any, ...] | None:
+        """The statement's first row, or None (see `_rows`)."""
+        rows = await self._rows(query, params, durable=durable, stores=stores)
+        return rows[0] if rows else None
+
+    async def _rows(
+        self, query: str, params: Mapping[str, Any], *, durable: bool = True, stores: str | None = None
+    ) -> list[tuple[Any, ...]]:
+        """The statement's rows, on a pooled connection; run once more if the connection died under it.
+
+        `stores`: for a write, the record it stores; a write returns a row when it applied.
+
+        Why running it again is safe. Its connection died because the server went away (restarted,
+        stopped, the network dropped). A read can always run again. Each write here is one
+        statement, so one transaction, and a compare-and-set: `_COMMIT` changes the session only
+        if it is still at the version it was based on, `_CREATE` inserts only an id not taken. So
+        a write can never apply twice, however often it runs. What a retry must not do is report
+        a false conflict: PostgreSQL commits at the end of the statement, before its answer
+        reaches us, so the first try may have committed and only its answer been lost. The retry
+        then finds the version moved (or the id taken) and returns no row; if the session now
+        holds exactly the record this write stores, the first try committed it, and the write is
+        done. A second lost connection (or none within `timeout_s`) is `StoreUnavailableError`:
+        whether a write landed is then unknown, which the error says.
+        """
         # Shielded: a query cancelled midway costs its connection (psycopg closes it); a
         # cancelled caller (a closed stream, a cancelled turn) waits the few ms instead.
         with anyio.CancelScope(shield=True):
-            async with self.connection() as conn:
-                if durable:
-                    row = await (await conn.execute(query.encode(), params)).fetchone()
-                else:
-                    async with conn.transaction():
-                        await conn.execute(b"SET LOCAL synchronous_commit = off")
-                        row = await (await conn.execute(query.encode(), params)).fetchone()
-        return row
+            try:
+                rows = await self._twice(query, params, durable, stores)
+            except psycopg.OperationalError as exc:
+                if not unreachable(exc):
+                    raise
+                raise unavailable(self.url, exc) from None
+        return rows
+
+    async def _twice(
+        self, query: str, params: Mapping[str, Any], durable: bool, stores: str | None
+    ) -> list[tuple[Any, ...]]:
+        try:
+            return await self._run(query, params, durable)
+        except psycopg.OperationalError as exc:
+            if not connection_lost(exc):
+                raise
+        rows = await self._run(query, params, durable)
+        if not rows and stores is not None:  # not applied now: had the first try committed it?
+            held = await self._run(_RECORD, {"id": params["id"]}, True)
+            return held if held and held[0][0] == stores else []
+        return rows
+
+    async def _run(self, query: str, params: Mapping[str, Any], durable: bool) -> list[tuple[Any, ...]]:
+        async with self._checked_out() as conn:
+            return await self._execute(conn, query, params, durable)
+
+    async def _execute(
+        self, conn: psycopg.AsyncConnection[Any], query: str, params: Mapping[str, Any], durable: bool
+    ) -> list[tuple[Any, ...]]:
+        """Every row of one statement on `conn` (a write that is not `durable` skips the WAL flush wait)."""
+        if durable:
+            return await (await conn.execute(query.encode(), params)).fetchall()
+        async with conn.transaction():
+            await conn.execute(b"SET LOCAL synchronous_commit = off")
+            return await (await conn.execute(query.encode(), params)).fetchall()
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
         stored = record.created(len(events))
         params = _row(stored) | _logs("events", 0, [dump_event(e) for e in events]) | _notice(stored.id, 0, events)
-        if await self._one(_CREATE, params) is None:
+        if await self._one(_CREATE, params, stores=params["record"]) is None:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
         """See `SessionStore.load`."""
-        row = await self._one("SELECT record FROM eve_sessions WHERE id = %(id)s", {"id": session_id})
+        row = await self._one(_RECORD, {"id": session_id})
         if row is None:
             raise SessionNotFoundError(session_id)
         return SessionRecord.model_validate_json(row[0])
@@ -208,7 +246,7 @@ class PostgresSessionStore:
             | _logs("messages", record.message_count, message_rows)
             | _notice(record.id, record.event_count, events)
         )
-        if await self._one(_COMMIT, params, durable=durable) is None:
+        if await self._one(_COMMIT, params, durable=durable, stores=params["record"]) is None:
             found = await self._one("SELECT version FROM eve_sessions WHERE id = %(id)s", {"id": record.id})
             if found is None:
                 raise SessionNotFoundError(record.id)
@@ -229,11 +267,8 @@ class PostgresSessionStore:
 
     async def _read(self, table: str, column: str, session_id: str, start: int, stop: int | None) -> list[str]:
         """One round trip: a row per entry, or one NULL row for a session with none in range."""
-        bounds = (max(start, 0), _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX))
-        with anyio.CancelScope(shield=True):  # see _one
-            async with self.connection() as conn:
-                cursor = await conn.execute(_READ.format(table=table, column=column).encode(), (*bounds, session_id))
-                rows = await cursor.fetchall()
+        bounds = {"start": max(start, 0), "stop": _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)}
+        rows = await self._rows(_READ.format(table=table, column=column), bounds | {"id": session_id})
         if not rows:
             raise SessionNotFoundError(session_id)
         return [str(row[0]) for row in rows if row[0] is not None]
@@ -287,69 +322,3 @@ def _logs(table: str, first: int, rows: list[str]) -> dict[str, Any]:
 def _notice(session_id: str, first: int, events: Sequence[Event]) -> dict[str, Any]:
     """The `eve_events` payload: `session_id first_index count` (empty: no notice for no events)."""
     return {"notify": f"{session_id} {first} {len(events)}" if events else ""}
-
-
-async def schema_version(conn: psycopg.AsyncConnection[Any]) -> int | None:
-    """The database's eve-py schema version, or None when it has none."""
-    cursor = await conn.execute("SELECT to_regclass('eve_schema') IS NOT NULL")
-    found = await cursor.fetchone()
-    if found is None or not found[0]:
-        return None
-    cursor = await conn.execute("SELECT version FROM eve_schema")
-    row = await cursor.fetchone()
-    return None if row is None else int(row[0])
-
-
-def _check_version(version: int | None, url: str) -> None:
-    where = _redact(url)
-    if version is None:
-        raise StoreSchemaError(
-            f"{where} has no eve-py schema; create it first with: eve-py store migrate {where!r} "
-            "(opening a store never changes a database's schema)."
-        )
-    if version < POSTGRES_SCHEMA_VERSION:
-        raise StoreSchemaError(
-            f"{where} holds eve-py schema {version}; this eve-py reads schema {POSTGRES_SCHEMA_VERSION}. "
-            f"Upgrade it with: eve-py store migrate {where!r}"
-        )
-    if version > POSTGRES_SCHEMA_VERSION:
-        raise StoreSchemaError(
-            f"{where} holds eve-py schema {version}, written by a newer eve-py; this one reads schema "
-            f"{POSTGRES_SCHEMA_VERSION}. Run the newer eve-py."
-        )
-
-
-def _redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    try:
-        info = psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "the database"
-    host, port, name, user = (str(info.get(k) or "") for k in ("host", "port", "dbname", "user"))
-    return f"postgresql://{user + '@' if user else ''}{host}{':' + port if port else ''}/{name}"
-
-
-async def migrate(url: str) -> tuple[int | None, int]:
-    """Create or upgrade the eve-py schema of the database at `url`, in one transaction.
-
-    Concurrent calls run one after the other (an advisory lock); running it on an up-to-date
-    database changes nothing.
-
-    Returns:
-        The version before (None: no schema) and after.
-
-    Raises:
-        StoreSchemaError: The database holds a newer schema than this eve-py knows.
-    """
-    async with await psycopg.AsyncConnection.connect(url) as conn, conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
-        before = await schema_version(conn)
-        if before is not None and before > POSTGRES_SCHEMA_VERSION:
-            _check_version(before, url)
-        if before is None:
-            await conn.execute("CREATE TABLE eve_schema (version integer NOT NULL)")
-            await conn.execute("INSERT INTO eve_schema VALUES (0)")
-        for script in _MIGRATIONS[before or 0 :]:
-            await conn.execute(script.encode())
-        await conn.execute("UPDATE eve_schema SET version = %s", (POSTGRES_SCHEMA_VERSION,))
-    return before, POSTGRES_SCHEMA_VERSION
