@@ -30,6 +30,7 @@ async def accept(
     client_context: str | None,
     output_schema: JsonSchema | None,
     settle: bool,
+    by: str,
 ) -> tuple[SessionRecord, bool]:
     """Check `responses` against `record`'s parked batch and store them with `input.resolved`.
 
@@ -40,6 +41,7 @@ async def accept(
         client_context: Replaces the turn's client context when not None.
         output_schema: Replaces the turn's output schema when not None.
         settle: False keeps the batch open even when every approval is answered.
+        by: Who answers (kept with each answer).
 
     Returns:
         The stored record, and whether the batch settled (its results are computed next; the
@@ -80,7 +82,7 @@ async def accept(
             f"Session {record.id!r} is not waiting for input (status {record.status!r}){running_hint}.",
             status=record.status,
         )
-    accepted = accept_answers(pending, responses, settle=settle)
+    accepted = accept_answers(pending, responses, settle=settle, by=by)
     turn = record.turn.with_context(client_context, output_schema)
     coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
     resolved = InputResolvedData(**coords, step_index=pending.step_index, resolutions=accepted.resolutions)

@@ -26,6 +26,7 @@ from eve_py.errors import (
     SessionConflictError,
     SessionEndedError,
     SessionStateError,
+    UsageError,
 )
 from eve_py.harness._accept import accept
 from eve_py.harness._conversation import ConversationCache
@@ -191,6 +192,7 @@ class Session:
         client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
         output_schema: JsonSchema | None = None,
         settle: bool = True,
+        by: str = "local",
     ) -> TurnResult:
         """Answer open input requests of the parked batch, then continue the turn.
 
@@ -207,6 +209,8 @@ class Session:
                 answered, so a person who stops midway (a chat closed at the second of three
                 questions) loses nothing; a later `respond()` settles it. At least one request
                 must stay open.
+            by: Who answers: recorded with each answer (`input.resolved`'s `answeredBy`). The
+                HTTP API passes the caller's token name.
 
         Raises:
             SessionNotWaitingError: The session has no open input request.
@@ -217,14 +221,17 @@ class Session:
             InvalidMessageError: `client_context` or `output_schema` holds NaN, Infinity or a lone surrogate.
             SessionConflictError: Another `respond()` answered the batch first; nothing written.
             InputResponseError: No response, or `settle=False` with no request left open.
+            UsageError: `by` is not a non-empty string.
         """
+        if not isinstance(by, str) or not by.strip():
+            raise UsageError(f"respond(by=...) names who answers: a non-empty string, got {by!r}")
         checked = [as_response(r) for r in responses]
         check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
         driver = self._new_driver()
         record = _active(await self._store.load(self.id))
         context = context_text(client_context)
         record, settled = await accept(
-            driver, record, checked, client_context=context, output_schema=output_schema, settle=settle
+            driver, record, checked, client_context=context, output_schema=output_schema, settle=settle, by=by
         )
         if not settled:
             self._record = record

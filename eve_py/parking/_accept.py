@@ -37,7 +37,9 @@ def answered_before(pending: PendingStep | None, request_id: str) -> bool:
     return pending is not None and (request_id in pending.answers or request_id in pending.answered)
 
 
-def accept_answers(pending: PendingStep, responses: Sequence[InputResponse], *, settle: bool = True) -> Acceptance:
+def accept_answers(
+    pending: PendingStep, responses: Sequence[InputResponse], *, settle: bool = True, by: str = "local"
+) -> Acceptance:
     """Check every response against its request and record them all, or raise and record none.
 
     Args:
@@ -45,6 +47,7 @@ def accept_answers(pending: PendingStep, responses: Sequence[InputResponse], *, 
         responses: The answers, each naming a request of the batch.
         settle: False: keep the batch open even when every approval is answered (a person who
             leaves midway keeps what they answered); it settles with a later call.
+        by: Who answers: kept with each answer (`PendingStep.answered_by`, `input.resolved`).
 
     Returns:
         The batch with the answers (normalized: a bare option id for a typed picker becomes its
@@ -70,7 +73,7 @@ def accept_answers(pending: PendingStep, responses: Sequence[InputResponse], *, 
             )
         accepted[request_id] = check_response(request, response)
     answers = {**pending.answers, **accepted}
-    updated = pending.with_answers(answers)
+    updated = pending.with_answers(answers, {**pending.answered_by, **dict.fromkeys(accepted, by)})
     if not settle and not updated.open_requests():
         raise InputResponseError(
             "settle=False keeps a batch open for its other requests, but these answers leave none open; "
@@ -78,7 +81,7 @@ def accept_answers(pending: PendingStep, responses: Sequence[InputResponse], *, 
             request_id=responses[0].request_id if responses else "",
         )
     settled = settle and pending.ready(answers)
-    resolved = resolutions.answered(pending.requests, accepted)
+    resolved = resolutions.answered(pending.requests, accepted, by)
     if settled:
         resolved += resolutions.unanswered(updated.open_requests())
     return Acceptance(pending=updated, settled=settled, resolutions=resolved)

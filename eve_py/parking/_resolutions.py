@@ -20,14 +20,17 @@ def _outcome(request: InputRequest, answer: InputResponse) -> ResolutionOutcome:
     return "answered"
 
 
-def answered(requests: Iterable[InputRequest], answers: Mapping[str, InputResponse]) -> list[InputResolution]:
-    """One resolution per request of `requests` that `answers` (checked answers, by request id) answers."""
+def answered(
+    requests: Iterable[InputRequest], answers: Mapping[str, InputResponse], by: str | None = None
+) -> list[InputResolution]:
+    """One resolution per request of `requests` that `answers` (checked answers, by request id) answers, `by` whom."""
     return [
         InputResolution(
             kind=request.to_eve().kind,
             outcome=_outcome(request, answer),
             request_id=request.request_id,
             response=answer,
+            answered_by=by,
         )
         for request in requests
         if (answer := answers.get(request.request_id)) is not None

@@ -252,6 +252,8 @@ class InputResolution(EventData):
     outcome: ResolutionOutcome
     request_id: str
     response: InputResponse | None = None
+    answered_by: str | None = None
+    """Who answered (an eve-py extension): the API token's name, `link`, or `respond(by=...)`."""
 
 
 class InputResolvedData(_StepScoped):

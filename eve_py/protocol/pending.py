@@ -56,6 +56,8 @@ class PendingStep(CamelModel):
     """The batch: one request per parked call, in call order."""
     answers: dict[str, InputResponse] = Field(default_factory=dict)
     """Checked answers by request id, durable as soon as they are accepted."""
+    answered_by: dict[str, str] = Field(default_factory=dict)
+    """Who gave each answer, by request id (`respond(by=...)`; the HTTP API's token name)."""
     questions: dict[str, QuestionRef] = Field(default_factory=dict)
     """For each `elicitation` request of the batch, by request id: the question it asks."""
     approved_calls: list[str] = Field(default_factory=list)
@@ -71,9 +73,9 @@ class PendingStep(CamelModel):
         """This step with `results` as its known results."""
         return self.model_copy(update={"results": results})
 
-    def with_answers(self, answers: dict[str, InputResponse]) -> PendingStep:
-        """This step with `answers` as its accepted answers."""
-        return self.model_copy(update={"answers": answers})
+    def with_answers(self, answers: dict[str, InputResponse], answered_by: dict[str, str]) -> PendingStep:
+        """This step with `answers` as its accepted answers, given by `answered_by` (both by request id)."""
+        return self.model_copy(update={"answers": answers, "answered_by": answered_by})
 
     def open_requests(self) -> list[InputRequest]:
         """Requests not answered yet, in batch order."""

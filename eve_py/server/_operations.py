@@ -55,11 +55,13 @@ class Answer:
     responses: list[InputResponse]
     client_context: ClientContext | None
     output_schema: JsonObject | None
+    by: str
+    """Who answers: the caller's token name."""
 
     async def __call__(self, session: Session) -> TurnResult:
         """Answer the open requests (see `Session.respond`)."""
         return await session.respond(
-            self.responses, client_context=self.client_context, output_schema=self.output_schema
+            self.responses, client_context=self.client_context, output_schema=self.output_schema, by=self.by
         )
 
 

@@ -122,12 +122,16 @@ class Api:
     # --- helpers -------------------------------------------------------------------------------
 
     def _principal(self, request: Request) -> str:
-        principal = self.auth.principal(request.headers.get("authorization"))
-        if principal is None:
+        return self._caller(request)[0]
+
+    def _caller(self, request: Request) -> tuple[str, str]:
+        """The caller's `(principal, token name)`, else 401."""
+        caller = self.auth.caller(request.headers.get("authorization"))
+        if caller is None:
             raise AuthenticationError(
                 "Missing or wrong bearer token (send Authorization: Bearer <token>).", status=401, code="unauthorized"
             )
-        return principal
+        return caller
 
     async def _owned(self, request: Request) -> str:
         """The path's session id, once the caller is known to own it (else 401/404)."""
@@ -298,7 +302,7 @@ class Api:
         work: Operation
         delivery_id = None
         if body.input_responses is not None:
-            work = Answer(body.input_responses, body.client_context, body.output_schema)
+            work = Answer(body.input_responses, body.client_context, body.output_schema, self._caller(request)[1])
         else:
             parts = body.message_parts()
             assert parts is not None
