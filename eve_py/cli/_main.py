@@ -50,7 +50,15 @@ from eve_py.cli._serve import add_serve_parser, serve
 from eve_py.cli._store import add_store_parser, run_store_command
 from eve_py.cli._types import CommandParser, seconds
 from eve_py.compiler._app import compile_app_definitions, manifest_path, save_manifest
-from eve_py.errors import CompileError, EveError, InputResponseError, InvalidAnswerError, SessionError, UsageError
+from eve_py.errors import (
+    CompileError,
+    EveError,
+    InputResponseError,
+    InvalidAnswerError,
+    SessionError,
+    StoreUnavailableError,
+    UsageError,
+)
 from eve_py.harness._commit import Committed
 from eve_py.harness._runtime import Runtime
 from eve_py.harness._session import Session
@@ -163,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, SessionError) as exc:
         _print(f"error: {exc}", err=True)
         return 2
+    except StoreUnavailableError as exc:  # the database went away mid-run: what was stored stays stored
+        _print(f"error: {exc}; parked sessions stay parked and can be continued with --session", err=True)
+        return 1
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); point stdout at devnull so the exit flush is quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
