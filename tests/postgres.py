@@ -29,9 +29,9 @@ import anyio
 import psycopg
 import pytest
 
-from eve_py.sessions.postgres import migrate
+from eve_py.sessions.postgres import PostgresSessionStore, migrate
 
-__all__ = ("PostgresServer", "free_port", "own_server", "postgres_bin")
+__all__ = ("PostgresServer", "fill", "free_port", "own_server", "postgres_bin")
 
 TEMPLATE = "eve_migrated"
 
@@ -151,3 +151,23 @@ def own_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
+
+
+async def fill(store: PostgresSessionStore, count: int) -> None:
+    """Check out `count` connections at once (so the pool holds that many), then give them all back."""
+    out = 0
+    all_out = anyio.Event()
+
+    async def hold() -> None:
+        nonlocal out
+        async with store.connection() as conn:
+            await conn.execute("SELECT 1")
+            out += 1
+            if out == count:
+                all_out.set()
+            await all_out.wait()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            for _ in range(count):
+                group.start_soon(hold)

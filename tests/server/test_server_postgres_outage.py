@@ -15,7 +15,7 @@ import pytest
 
 from eve_py.agent import Agent
 from eve_py.sessions.postgres import PostgresSessionStore
-from tests.postgres import PostgresServer, own_server
+from tests.postgres import PostgresServer, fill, own_server
 from tests.server.helpers import Served, hitl_runtime, read_stream, serve
 
 pytestmark = pytest.mark.anyio
@@ -34,26 +34,6 @@ async def store(server: PostgresServer) -> AsyncIterator[PostgresSessionStore]:
         yield store
     finally:
         await store.aclose()
-
-
-async def fill(store: PostgresSessionStore, count: int) -> None:
-    """Check out `count` connections at once (so the pool holds that many), then give them all back."""
-    out = 0
-    all_out = anyio.Event()
-
-    async def hold() -> None:
-        nonlocal out
-        async with store.connection() as conn:
-            await conn.execute("SELECT 1")
-            out += 1
-            if out == count:
-                all_out.set()
-            await all_out.wait()
-
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as group:
-            for _ in range(count):
-                group.start_soon(hold)
 
 
 async def new_session(http: httpx.AsyncClient) -> str:

@@ -20,7 +20,7 @@ from eve_py.agent import load_mock_model
 from eve_py.errors import StoreUnavailableError, UsageError
 from eve_py.sessions.postgres import PostgresSessionStore
 from tests.conftest import HITL_APP
-from tests.postgres import PostgresServer, free_port, own_server
+from tests.postgres import PostgresServer, fill, free_port, own_server
 
 pytestmark = pytest.mark.anyio
 
@@ -37,26 +37,6 @@ def server() -> Iterator[PostgresServer]:
 
 def runtime_on(store: PostgresSessionStore) -> Runtime:
     return Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
-
-
-async def fill(store: PostgresSessionStore, count: int) -> None:
-    """Check out `count` connections at once (so the pool opens that many), then give them all back."""
-    out = 0
-    all_out = anyio.Event()
-
-    async def hold() -> None:
-        nonlocal out
-        async with store.connection() as conn:
-            await conn.execute("SELECT 1")
-            out += 1
-            if out == count:
-                all_out.set()
-            await all_out.wait()
-
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as group:
-            for _ in range(count):
-                group.start_soon(hold)
 
 
 def bad_targets(server: PostgresServer) -> dict[str, tuple[str, str]]:
