@@ -293,6 +293,17 @@ async def test_screenshots_and_accessibility_of_each_view(tmp_path: Path) -> Non
         await expect(page.get_by_role("button", name="Approve")).to_be_focused()
         await shoot(page, "approval")
 
+        # An editable approval's Edit form, then the same form refusing a field.
+        await page.get_by_role("button", name="New chat").click()
+        await send(page, "send the newsletter")
+        await page.get_by_role("button", name="Edit").click()
+        await expect(page.get_by_label("To (required)")).to_be_focused()
+        await shoot(page, "approval-edit")
+        await page.get_by_label("To (required)").fill("nope")
+        await page.get_by_role("button", name="Approve with changes").click()
+        await expect(page.get_by_label("To (required)")).to_have_attribute("aria-invalid", "true")
+        await shoot(page, "approval-edit-refused")
+
         await page.get_by_role("button", name="New chat").click()
         await send(page, "review my page")
         await page.get_by_role("button", name="Send answers").click()  # refused: nothing chosen

@@ -4,15 +4,16 @@
 
 // --- input requests ----------------------------------------------------------------------------
 
-// eve-py's request: eve's InputRequest with `kind`, `display` and `schema` taken from
-// `input.requested`'s `extensions[requestId]` when there is one (client tools, elicitations,
-// forms, typed pickers).
+// eve-py's request: eve's InputRequest with `kind`, `display`, `schema` and `editSchema` taken
+// from `input.requested`'s `extensions[requestId]` when there is one (client tools, elicitations,
+// forms, typed pickers, editable approvals).
 function mergeRequest(request, extension) {
   const merged = { ...request };
   if (extension) {
     merged.kind = extension.kind ?? merged.kind;
     merged.display = extension.display ?? merged.display;
     if (extension.schema) merged.schema = extension.schema;
+    if (extension.editSchema) merged.editSchema = extension.editSchema;
   } else {
     merged.kind = request.kind === "tool-approval" ? "tool-approval" : "question"; // session-limit: a question
   }
@@ -59,8 +60,16 @@ function addBatch(data) {
         if (card && !batch.outcomes.has(response.requestId)) card.status.textContent = "✓ sent";
       }
     } catch (failure) {
-      error.textContent = `Not sent: ${failure.message}`;
-      error.hidden = false;
+      const refused = failure.requestId ? batch.cards.get(failure.requestId) : null;
+      if (!refused) {
+        error.textContent = `Not sent: ${failure.message}`;
+        error.hidden = false;
+      }
+      refreshControls(batch);
+      // A refusal naming a request is shown on its card (its controls enabled again first, so the
+      // field it names can take the focus).
+      if (refused) refused.showError(`Not sent: ${failure.message}`, refused.refusedControl(failure.message));
+      return;
     }
     refreshControls(batch);
   };
@@ -157,7 +166,8 @@ function resolveRequests(resolutions) {
       batch.sent.delete(resolution.requestId);
       card.node.dataset.outcome = resolution.outcome;
       const chosen = describeAnswer(card.request, resolution.response);
-      const outcome = OUTCOMES[resolution.outcome] ?? resolution.outcome;
+      const edited = resolution.outcome === "approved" && chosen && resolution.response?.editedInput;
+      const outcome = edited ? "✓ approved with changes" : OUTCOMES[resolution.outcome] ?? resolution.outcome;
       card.status.textContent = chosen ? `${outcome}: ${chosen}` : outcome;
       card.showError("");
     }

@@ -1,6 +1,7 @@
 // eve-py browser chat: one input request as a card a person answers (a picker, an approval, option
-// buttons, a text box or a form generated from the answer's JSON Schema), and values shown as
-// words rather than JSON. Loaded before chat.js, which owns the batches and the wire.
+// buttons, a text box or a form generated from the answer's JSON Schema; an editable approval's
+// Edit form from its tool's input schema), and values shown as words rather than JSON. Loaded
+// before chat.js, which owns the batches and the wire.
 "use strict";
 
 function el(tag, props = {}, ...children) {
@@ -55,7 +56,10 @@ function optionLabel(request, id) {
 function describeAnswer(request, response) {
   if (!response) return "";
   if (response.action === "decline" || response.action === "cancel") return "";
-  if (request.kind === "tool-approval") return response.optionId === "deny" && response.text ? `reason: ${response.text}` : "";
+  if (request.kind === "tool-approval") {
+    if (response.optionId === "deny" && response.text) return `reason: ${response.text}`;
+    return response.editedInput ? describeChanges(request, response.editedInput) : "";
+  }
   const parts = [];
   if (response.optionId) parts.push(optionLabel(request, response.optionId));
   if (response.value !== undefined && response.value !== null) {
@@ -73,6 +77,19 @@ function describeAnswer(request, response) {
   }
   if (response.text && !response.optionId) parts.push(`“${response.text}”`);
   return parts.join(" · ");
+}
+
+// The fields an approval's edit changed from the call's input, "To: news@example.org" style
+// ("" when it changed nothing).
+function describeChanges(request, edited) {
+  if (!edited || typeof edited !== "object" || Array.isArray(edited)) return plain(edited);
+  const before = withoutUi(request.action?.input) || {};
+  const titles = request.editSchema?.properties || {};
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(edited)])];
+  return keys
+    .filter((key) => JSON.stringify(before[key]) !== JSON.stringify(edited[key]))
+    .map((key) => `${titles[key]?.title || humanKey(key)}: ${plain(edited[key])}`)
+    .join(" · ");
 }
 
 // --- which widget --------------------------------------------------------------------------------
@@ -136,9 +153,13 @@ function renderRequest(request, answer, single) {
         control.focus();
       }
     },
+    // The control to mark when the server refuses this card's answer with `message` (none here;
+    // an approval's Edit form names the field).
+    refusedControl: () => undefined,
     focus() {
-      const chosen = node.querySelector('input:checked:not(:disabled), button[aria-pressed="true"]:not(:disabled)');
-      (chosen ?? node.querySelector("input:not(:disabled), textarea:not(:disabled), select:not(:disabled), button:not(:disabled)"))?.focus();
+      const shown = (selector) => [...node.querySelectorAll(selector)].find((control) => control.checkVisibility());
+      const chosen = shown('input:checked:not(:disabled), button[aria-pressed="true"]:not(:disabled)');
+      (chosen ?? shown("input:not(:disabled), textarea:not(:disabled), select:not(:disabled), button:not(:disabled)"))?.focus();
     },
   };
   // In a batch of several, a button choice (approve, deny, an option) stays pressed until sent.
@@ -208,7 +229,9 @@ function actions(...children) {
 
 function renderConfirmation(card, choose) {
   const { request, node } = card;
-  node.append(el("p", { class: "muted", text: `${request.action.toolName} will run with:` }), valueView(withoutUi(request.action.input), "Tool input"));
+  const intro = el("p", { class: "muted", text: `${request.action.toolName} will run with:` });
+  const view = valueView(withoutUi(request.action.input), "Tool input");
+  node.append(intro, view);
   const reason = el("input", { type: "text", "aria-label": "Reason for denying (optional)", placeholder: "Reason for denying (optional)" });
   const options = request.options?.length ? request.options : [{ id: "approve", label: "Approve" }, { id: "deny", label: "Deny" }];
   const buttons = options.map((option) => {
@@ -225,12 +248,106 @@ function renderConfirmation(card, choose) {
     return button;
   });
   if (!card.single) for (const button of buttons) button.setAttribute("aria-pressed", "false");
-  node.append(actions(buttons, reason));
+  const row = actions(buttons, reason);
+  node.append(row);
+  const editing = request.editSchema && options.some((option) => option.id === "approve") ? renderEdit(card, choose, [intro, view, row]) : null;
+  if (editing) buttons[options.findIndex((option) => option.id === "approve")].after(editing.button);
   card.read = () => {
+    if (editing?.open()) return editing.read();
     if (!card.chosen) return { empty: true };
     const response = { ...card.chosen };
     if (response.optionId === "deny" && reason.value.trim()) response.text = reason.value.trim();
     return { response };
+  };
+}
+
+// An editable approval's Edit button and the form it opens in place of the card's plain view
+// (`plainParts`): the tool's input schema (`editSchema`) as fields prefilled with the call's input,
+// "Approve with changes" sending {optionId: "approve", editedInput}, and "Cancel edit" going back.
+// Returns {button, open(), read()}; `read()` as a card's (see renderRequest).
+function renderEdit(card, choose, plainParts) {
+  const { request, node } = card;
+  const toolName = request.action.toolName;
+  const current = withoutUi(request.action.input) || {};
+  const editor = el("div", { class: "edit", id: `req-${request.requestId}-edit`, hidden: true });
+  const approve = el("button", { type: "submit", class: "primary", text: "Approve with changes", "aria-pressed": card.single ? undefined : "false" });
+  const cancel = el("button", { type: "button", text: "Cancel edit", onclick: () => close() });
+  const button = el("button", {
+    type: "button",
+    text: "Edit",
+    title: `Change ${toolName}'s input, then approve`,
+    "aria-controls": editor.id,
+    onclick: () => show(),
+  });
+  let fields = null; // the open form (see schemaForm / jsonForm)
+  let dirty = false;
+
+  const unchoose = () => {
+    if (!card.single && card.chosen) choose(null, null); // a choice marked but not sent is taken back
+  };
+  const show = () => {
+    unchoose();
+    dirty = false;
+    const onInput = () => {
+      dirty = true;
+      card.showError("");
+    };
+    const id = `e-${request.requestId}`;
+    fields = isFlat(request.editSchema) ? schemaForm(request.editSchema, id, current, onInput) : jsonForm(request.editSchema, current, onInput);
+    fields.form.setAttribute("aria-label", `Edit ${toolName}'s input`);
+    fields.form.append(actions(approve, cancel));
+    fields.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      send();
+    });
+    fields.form.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        close();
+      }
+    });
+    editor.replaceChildren(el("p", { class: "muted", text: `Change what ${toolName} will run with, then approve:` }), fields.form);
+    for (const part of plainParts) part.hidden = true;
+    editor.hidden = false;
+    card.showError("");
+    fields.firstInput?.focus();
+  };
+  const close = () => {
+    unchoose();
+    fields = null;
+    editor.replaceChildren();
+    editor.hidden = true;
+    for (const part of plainParts) part.hidden = false;
+    card.showError("");
+    button.focus();
+  };
+  // What the form shows, checked: {response} or {error, control}.
+  const edited = () => {
+    const got = fields.read(true);
+    if (got.error) return got;
+    return { response: { requestId: request.requestId, optionId: "approve", editedInput: got.value } };
+  };
+  const send = () => {
+    const got = edited();
+    if (got.error) return card.showError(got.error, got.control);
+    card.showError("");
+    return choose(got.response, approve);
+  };
+  // A refusal naming a field ("... input schema at to: ...") marks that field; else the first.
+  card.refusedControl = (message) => {
+    if (!fields) return undefined;
+    const named = /input schema at ([^:\s]+):/.exec(message)?.[1];
+    return fields.control(named) ?? fields.firstInput;
+  };
+  node.append(editor);
+  return {
+    button,
+    open: () => fields !== null,
+    read() {
+      if (card.chosen?.editedInput !== undefined) return edited(); // sent as the form shows it now
+      if (!dirty) return { empty: true };
+      return { error: "Press “Approve with changes” to send your changes (or Cancel edit).", control: approve };
+    },
   };
 }
 
@@ -330,6 +447,30 @@ function renderJson(card, send) {
   };
 }
 
+// A JSON box for an object schema the generated form cannot show, prefilled with `values`:
+// {form, firstInput, control(name), read()} as schemaForm's.
+function jsonForm(schema, values, onInput) {
+  const box = el("textarea", { rows: 5, "aria-label": "Input as JSON" });
+  box.value = JSON.stringify(values, null, 2);
+  box.addEventListener("input", onInput);
+  const form = el("form", { novalidate: true },
+    el("details", {}, el("summary", { text: "The input's JSON Schema" }), el("pre", { text: JSON.stringify(schema, null, 2) })), box);
+  return {
+    form,
+    firstInput: box,
+    control: () => box,
+    read() {
+      try {
+        const value = JSON.parse(box.value);
+        if (value && typeof value === "object" && !Array.isArray(value)) return { value };
+        return { error: "The input must be a JSON object.", control: box };
+      } catch (failure) {
+        return { error: `Not JSON: ${failure.message}`, control: box };
+      }
+    },
+  };
+}
+
 // The local time zone's offset, "+02:00" style (RFC 3339 wants one on times).
 function zoneOffset(date) {
   const minutes = -date.getTimezoneOffset();
@@ -339,28 +480,45 @@ function zoneOffset(date) {
 }
 
 // The input matching a string field's `format`, and how its value becomes the JSON string.
+// `write` turns a JSON string into the input's value (local time for date-time and time inputs).
 const FORMAT_INPUTS = {
   "date": { type: "date", read: (raw) => raw },
   "date-time": {
     type: "datetime-local",
     step: "1",
     read: (raw) => `${raw.length === 16 ? `${raw}:00` : raw}${zoneOffset(new Date(raw))}`,
+    write: (value) => localClock(new Date(value), true),
   },
-  "time": { type: "time", step: "1", read: (raw) => `${raw.length === 5 ? `${raw}:00` : raw}${zoneOffset(new Date())}` },
+  "time": {
+    type: "time",
+    step: "1",
+    read: (raw) => `${raw.length === 5 ? `${raw}:00` : raw}${zoneOffset(new Date())}`,
+    write: (value) => localClock(new Date(`${localClock(new Date(), true).slice(0, 10)}T${value}`), false),
+  },
   "email": { type: "email", read: (raw) => raw },
   "uri": { type: "url", read: (raw) => raw },
 };
 
-function fieldInput(id, name, spec, must) {
+// A date as the local "YYYY-MM-DDTHH:MM:SS" (`withDate`) or "HH:MM:SS"; "" for an invalid date.
+function localClock(date, withDate) {
+  if (Number.isNaN(date.getTime())) return "";
+  const two = (n) => String(n).padStart(2, "0");
+  const clock = `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+  return withDate ? `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())}T${clock}` : clock;
+}
+
+// The input of one field, showing `initial` (else the field's default), and how to read its value.
+function fieldInput(id, name, spec, must, initial) {
+  const start = initial !== undefined ? initial : spec.default;
   if (Array.isArray(spec.enum)) {
     const input = el("select", { id, name, required: must });
     if (!must) input.append(el("option", { value: "", text: "—" }));
     spec.enum.forEach((choice, index) => input.append(el("option", { value: String(index), text: String(choice) })));
-    if (spec.default !== undefined && spec.enum.includes(spec.default)) input.value = String(spec.enum.indexOf(spec.default));
+    if (start !== undefined && spec.enum.includes(start)) input.value = String(spec.enum.indexOf(start));
     return [input, () => (input.value === "" ? undefined : spec.enum[Number(input.value)])];
   }
   if (spec.type === "boolean") {
-    const input = el("input", { id, name, type: "checkbox", checked: spec.default === true });
+    const input = el("input", { id, name, type: "checkbox", checked: start === true });
     return [input, () => input.checked];
   }
   if (spec.type === "number" || spec.type === "integer") {
@@ -368,7 +526,7 @@ function fieldInput(id, name, spec, must) {
       id, name, type: "number", required: must, inputmode: spec.type === "integer" ? "numeric" : "decimal",
       step: spec.type === "integer" ? "1" : "any",
       min: spec.minimum ?? undefined, max: spec.maximum ?? undefined,
-      value: spec.default ?? undefined,
+      value: start ?? undefined,
     });
     return [input, () => (input.value === "" ? undefined : Number(input.value))];
   }
@@ -376,23 +534,42 @@ function fieldInput(id, name, spec, must) {
   const input = el("input", {
     id, name, type: format?.type ?? "text", required: must, step: format?.step,
     minlength: spec.minLength ?? undefined, maxlength: spec.maxLength ?? undefined,
-    pattern: spec.pattern ?? undefined, value: spec.default ?? undefined,
+    pattern: spec.pattern ?? undefined,
+    value: start === undefined || start === null ? undefined : format?.write ? format.write(String(start)) : String(start),
   });
   return [input, () => (input.value === "" ? (must ? "" : undefined) : (format ? format.read(input.value) : input.value))];
 }
 
 function renderSchemaForm(card, send) {
   const { request, node } = card;
-  const schema = request.schema;
+  const fields = schemaForm(request.schema, `f-${request.requestId}`, {}, () => card.showError(""));
+  card.firstInput = fields.firstInput;
+  fields.form.append(actions(el("button", { type: "submit", class: "primary", text: "Submit" })));
+  fields.form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    send();
+  });
+  node.append(fields.form);
+  card.read = (explicit) => {
+    const got = fields.read(explicit);
+    return got.value ? { response: { requestId: request.requestId, value: got.value } } : got;
+  };
+}
+
+// A form generated from a flat object schema: one labelled input per property (ids
+// `${idPrefix}-${name}`), showing `values` (else each field's default); `onInput` runs on every
+// change. Returns {form, firstInput, control(name), read(explicit)}: `read` gives {value},
+// {empty: true} (nothing changed, and not `explicit`) or {error, control}.
+function schemaForm(schema, idPrefix, values, onInput) {
   const required = new Set(schema.required || []);
   const form = el("form", { novalidate: true });
   const fields = [];
   for (const [name, spec] of Object.entries(schema.properties)) {
-    const id = `f-${request.requestId}-${name}`;
+    const id = `${idPrefix}-${name}`;
     const label = spec.title || humanKey(name);
     const must = required.has(name);
-    const [input, read] = fieldInput(id, name, spec, must);
-    input.addEventListener("input", () => card.showError(""));
+    const [input, read] = fieldInput(id, name, spec, must, values[name]);
+    input.addEventListener("input", onInput);
     fields.push({ name, label, input, read, boolean: spec.type === "boolean" });
     const help = spec.description ? el("small", { id: `${id}-help`, text: spec.description }) : null;
     if (help) input.setAttribute("aria-describedby", help.id);
@@ -402,24 +579,22 @@ function renderSchemaForm(card, send) {
       form.append(el("div", { class: "field" }, el("label", { for: id, text: must ? `${label} (required)` : label }), input, help));
     }
   }
-  card.firstInput = fields[0]?.input;
-  form.append(actions(el("button", { type: "submit", class: "primary", text: "Submit" })));
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    send();
-  });
-  node.append(form);
-  card.read = (explicit) => {
-    const touched = fields.some((field) => (field.boolean ? field.input.checked !== field.input.defaultChecked : field.input.value !== field.input.defaultValue));
-    if (!touched && !explicit) return { empty: true };
-    for (const field of fields) {
-      if (!field.input.checkValidity()) return { error: `${field.label}: ${field.input.validationMessage}`, control: field.input };
-    }
-    const value = {};
-    for (const field of fields) {
-      const got = field.read();
-      if (got !== undefined) value[field.name] = got;
-    }
-    return { response: { requestId: request.requestId, value } };
+  return {
+    form,
+    firstInput: fields[0]?.input,
+    control: (name) => fields.find((field) => field.name === name)?.input,
+    read(explicit) {
+      const touched = fields.some((field) => (field.boolean ? field.input.checked !== field.input.defaultChecked : field.input.value !== field.input.defaultValue));
+      if (!touched && !explicit) return { empty: true };
+      for (const field of fields) {
+        if (!field.input.checkValidity()) return { error: `${field.label}: ${field.input.validationMessage}`, control: field.input };
+      }
+      const value = {};
+      for (const field of fields) {
+        const got = field.read();
+        if (got !== undefined) value[field.name] = got;
+      }
+      return { value };
+    },
   };
 }
