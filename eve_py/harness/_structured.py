@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from eve_py._json import JsonSchema, JsonValue
-from eve_py.parking._answers import schema_validator
+from eve_py.parking._answers import first_schema_error
 
 __all__ = ("structured_result",)
 
@@ -19,8 +19,8 @@ def structured_result(text: str, schema: JsonSchema) -> tuple[JsonValue, str | N
         value: JsonValue = json.loads(raw)
     except json.JSONDecodeError:
         return None, "The model's final answer is not JSON, but the turn asked for a result matching its outputSchema."
-    errors = sorted(schema_validator(schema).iter_errors(value), key=str)
-    if errors:
-        where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
-        return None, f"The model's final answer fails the turn's outputSchema at {where}: {errors[0].message}"
+    found = first_schema_error(schema, value)
+    if found is not None:
+        where, error = found
+        return None, f"The model's final answer fails the turn's outputSchema at {where}: {error.message}"
     return value, None

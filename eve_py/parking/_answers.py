@@ -43,6 +43,7 @@ __all__ = (
     "client_result",
     "denied_output",
     "elicitation_outcome",
+    "first_schema_error",
     "match_option",
     "pick_field",
     "schema_validator",
@@ -76,6 +77,16 @@ def schema_validator(schema: JsonSchema) -> jsonschema.protocols.Validator:
     every answer, so the cache is keyed by the schema's canonical JSON, not by the dict.
     """
     return _validator(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+
+
+def first_schema_error(
+    schema: JsonSchema, value: JsonValue
+) -> tuple[str, jsonschema.exceptions.ValidationError] | None:
+    """The first of `value`'s errors against `schema` (in a stable order), and where it is: `a/0/b`, or `(root)`."""
+    errors = sorted(schema_validator(schema).iter_errors(value), key=str)
+    if not errors:
+        return None
+    return "/".join(str(p) for p in errors[0].absolute_path) or "(root)", errors[0]
 
 
 def _describe(error: jsonschema.exceptions.ValidationError) -> str:
@@ -160,10 +171,9 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
                 ) from None
         if value is None:
             raise _invalid(request, "it needs a value matching the request's schema")
-        errors = sorted(schema_validator(request.response_schema).iter_errors(value), key=str)
-        if errors:
-            error = errors[0]
-            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        found = first_schema_error(request.response_schema, value)
+        if found is not None:
+            where, error = found
             raise _invalid(request, f"value fails the schema at {where}: {_describe(error)}")
         if picks is not None and not request.allow_freeform and isinstance(value, dict):
             picked = value.get(picks[0])
@@ -241,10 +251,9 @@ def _check_edit(request: InputRequest, response: InputResponse) -> None:
             f"editedInput sets {', '.join(map(repr, unknown))}, which the model does not set (the tool's "
             f"parameters: {', '.join(map(repr, settable)) or 'none'}; a resolver-filled one cannot be edited)",
         )
-    errors = sorted(schema_validator(schema).iter_errors(edited), key=str)
-    if errors:
-        error = errors[0]
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    found = first_schema_error(schema, edited)
+    if found is not None:
+        where, error = found
         raise _invalid(request, f"editedInput fails the tool's input schema at {where}: {_describe(error)}")
 
 

@@ -7,7 +7,7 @@ call's input against its tool's schema; nothing here writes or calls a model.
 from __future__ import annotations
 
 from eve_py._json import JsonObject, JsonValue
-from eve_py.parking._answers import schema_validator
+from eve_py.parking._answers import first_schema_error
 from eve_py.protocol import Event
 from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolMessage, ToolResultPart
 from eve_py.protocol.payloads import ActionResultData, ActionResultError, ActionResultStatus, ToolResultAction
@@ -68,11 +68,10 @@ def action_result(
 
 def input_problem(tool: ResolvedTool, call: ToolCallPart) -> str | None:
     """Why the call's input does not fit the tool's input schema, or None when it does."""
-    errors = sorted(schema_validator(tool.input_schema).iter_errors(call.input), key=str)
-    if not errors:
+    found = first_schema_error(tool.input_schema, call.input)
+    if found is None:
         return None
-    error = errors[0]
-    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    where, error = found
     return (
         f"Invalid input for tool {tool.name!r} at {where}: {error.message}. "
         "Call it again with input matching its schema."
