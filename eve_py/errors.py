@@ -211,8 +211,8 @@ class SessionNotFoundError(SessionError):
         session_id: The id that was looked up.
     """
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"No session with id {session_id!r} in this store.")
+    def __init__(self, session_id: str, message: str | None = None) -> None:
+        super().__init__(message or f"No session with id {session_id!r} in this store.")
         self.session_id = session_id
 
 

@@ -87,8 +87,8 @@ class UnownedSessionError(SessionNotFoundError):
     """The session exists but no API principal owns it: it was made outside the server."""
 
     def __init__(self, session_id: str) -> None:
-        super().__init__(session_id)
-        self.args = (
+        super().__init__(
+            session_id,
             f"Session {session_id!r} is in this store but belongs to no API principal: it was made outside "
             "the server (eve-py chat, eve-py run or the Python API), and the server answers only the sessions "
             "created through it. Create the session with POST /eve/v1/session and continue it anywhere with "
