@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import pytest
 
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
 from eve_py.sessions.postgres import PostgresSessionStore
-from tests.postgres import PostgresServer
+from tests.postgres import PostgresServer, own_server
 
 REPO = Path(__file__).resolve().parent.parent
 HITL_APP = REPO / "fixtures" / "agent-tools-hitl"
@@ -44,16 +43,8 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """One real PostgreSQL server for the session (Debian's `postgresql` package; scripts/test.sh installs it)."""
-    server = PostgresServer.create()
-    if server is None:
-        if os.environ.get("CI"):
-            pytest.fail("PostgreSQL is not installed (apt-get install postgresql); scripts/test.sh installs it")
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
-    server.start()
-    try:
+    with own_server() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
