@@ -125,8 +125,10 @@ class Api:
         return self._caller(request)[0]
 
     def _caller(self, request: Request) -> tuple[str, str]:
-        """The caller's `(principal, token name)`, else 401."""
-        caller = self.auth.caller(request.headers.get("authorization"))
+        """The caller's `(principal, token name)`, else 401 (the token is checked once per request)."""
+        caller: tuple[str, str] | None = getattr(request.state, "caller", None)
+        if caller is None:
+            caller = request.state.caller = self.auth.caller(request.headers.get("authorization"))
         if caller is None:
             raise AuthenticationError(
                 "Missing or wrong bearer token (send Authorization: Bearer <token>).", status=401, code="unauthorized"
