@@ -64,8 +64,8 @@ FinishReason: TypeAlias = Literal["content-filter", "error", "length", "other", 
 ActionResultStatus: TypeAlias = Literal["completed", "failed", "rejected"]
 """`rejected`: a person (or a policy) denied the call at an approval; it never ran."""
 
-ResolutionOutcome: TypeAlias = Literal["answered", "approved", "cancelled", "denied", "ignored", "invalid"]
-"""How one input request ended."""
+ResolutionOutcome: TypeAlias = Literal["answered", "approved", "cancelled", "denied", "expired", "ignored", "invalid"]
+"""How one input request ended (`expired`, eve-py's: its deadline passed unanswered)."""
 
 
 class EventData(CamelModel):

@@ -68,6 +68,8 @@ class PendingStep(CamelModel):
     """Answers to resolver questions, by call id then resolver key, kept until the call has its result."""
     answered: list[str] = Field(default_factory=list)
     """Request ids of this step's earlier, settled batches (a step parks again for dependent questions)."""
+    expired: list[str] = Field(default_factory=list)
+    """Request ids of this batch whose deadline passed unanswered: each call gets the expiry's error result."""
 
     def with_results(self, results: dict[str, ToolResultPart]) -> PendingStep:
         """This step with `results` as its known results."""
@@ -78,9 +80,20 @@ class PendingStep(CamelModel):
         return self.model_copy(update={"answers": answers, "answered_by": answered_by})
 
     def open_requests(self) -> list[InputRequest]:
-        """Requests not answered yet, in batch order."""
-        return [request for request in self.requests if request.request_id not in self.answers]
+        """Requests neither answered nor expired yet, in batch order."""
+        return [r for r in self.requests if r.request_id not in self.answers and r.request_id not in self.expired]
 
     def ready(self, answers: dict[str, InputResponse]) -> bool:
-        """Whether `answers` settle the batch: approvals must be answered, questions may be left out."""
-        return all(r.request_id in answers for r in self.requests if r.kind == "tool-approval")
+        """Whether `answers` settle the batch: approvals must be answered (or expired), questions may be left out."""
+        return all(
+            r.request_id in answers or r.request_id in self.expired for r in self.requests if r.kind == "tool-approval"
+        )
+
+    def deadline(self) -> float | None:
+        """The earliest deadline of an open request (Unix time, seconds), or None when none expires."""
+        deadlines = [at for request in self.open_requests() if (at := request.deadline) is not None]
+        return min(deadlines, default=None)
+
+    def due(self, now: float) -> list[InputRequest]:
+        """Open requests whose deadline is `now` or earlier, in batch order."""
+        return [r for r in self.open_requests() if (at := r.deadline) is not None and at <= now]

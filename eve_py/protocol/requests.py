@@ -7,7 +7,7 @@ InputRequest  {requestId, kind: "question"|"client-tool"|"tool-approval"|"elicit
                action: {kind: "tool-call", callId, toolName, input},
                prompt, display: "text"|"select"|"confirmation"|"form",
                options?: [{id, label, description?, style?}], allowFreeform?, schema?,
-               editSchema?}
+               editSchema?, expiresAt?}
 InputResponse {requestId, optionId?, text?, value?, action?: "accept"|"decline"|"cancel",
                editedInput?}
 ```
@@ -16,11 +16,12 @@ On eve's wire (`input.requested`) a request is projected to eve 0.80.1's strict 
 (`EveInputRequest`: kind `question` or `tool-approval`, display `text`, `select` or
 `confirmation`, no schema), so eve's own client and validators accept it; the rest
 (`RequestExtension`: the precise kind, `form`, the answer schema, an editable approval's
-`editSchema`) rides beside it, and `InputRequest.from_eve` puts the two back together.
+`editSchema`, the deadline `expiresAt`) rides beside it, and `InputRequest.from_eve` puts the two back together.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import Literal, TypeAlias
 
 from pydantic import Field
@@ -39,6 +40,8 @@ __all__ = (
     "RequestExtension",
     "RequestKind",
     "ToolCallAction",
+    "deadline_iso",
+    "parse_deadline",
 )
 
 RequestKind: TypeAlias = Literal["question", "client-tool", "tool-approval", "elicitation"]
@@ -90,6 +93,15 @@ class InputRequest(CamelModel):
 
     Set only on `tool-approval` requests of tools defined with `editable=True`; its presence is
     what makes an approval editable."""
+    expires_at: str | None = None
+    """When the request expires unanswered: RFC 3339, UTC (`2026-11-25T10:00:00.000Z`); None: never.
+
+    Set when the call parks, from the tool's `expires_after` (or the agent's `input_expires_after`)."""
+
+    @property
+    def deadline(self) -> float | None:
+        """`expires_at` as Unix time in seconds, or None when the request never expires."""
+        return None if self.expires_at is None else parse_deadline(self.expires_at)
 
     def option_ids(self) -> list[str]:
         """The offered option ids, in order ([] when there are none)."""
@@ -115,10 +127,15 @@ class InputRequest(CamelModel):
             and eve.display == self.display
             and self.response_schema is None
             and self.edit_schema is None
+            and self.expires_at is None
         ):
             return None
         return RequestExtension(
-            kind=self.kind, display=self.display, response_schema=self.response_schema, edit_schema=self.edit_schema
+            kind=self.kind,
+            display=self.display,
+            response_schema=self.response_schema,
+            edit_schema=self.edit_schema,
+            expires_at=self.expires_at,
         )
 
     @classmethod
@@ -129,10 +146,10 @@ class InputRequest(CamelModel):
         """
         kind: RequestKind = "tool-approval" if request.kind == "tool-approval" else "question"
         display: Display = request.display or ("select" if request.options else "text")
-        schema = edit_schema = None
+        schema = edit_schema = expires_at = None
         if extension is not None:
             kind, display, schema = extension.kind, extension.display, extension.response_schema
-            edit_schema = extension.edit_schema
+            edit_schema, expires_at = extension.edit_schema, extension.expires_at
         return cls(
             request_id=request.request_id,
             kind=kind,
@@ -143,6 +160,7 @@ class InputRequest(CamelModel):
             allow_freeform=request.allow_freeform,
             response_schema=schema,
             edit_schema=edit_schema,
+            expires_at=expires_at,
         )
 
 
@@ -167,6 +185,8 @@ class RequestExtension(CamelModel):
     """JSON Schema the answer's `value` (or `text` holding JSON) must satisfy."""
     edit_schema: JsonSchema | None = None
     """An editable approval's: the schema an approval's `editedInput` must satisfy."""
+    expires_at: str | None = None
+    """When the request expires unanswered (RFC 3339, UTC); absent: never."""
 
 
 class InputResponse(CamelModel):
@@ -183,3 +203,21 @@ class InputResponse(CamelModel):
     """Accept, decline or cancel the request as a whole."""
     edited_input: JsonObject | None = None
     """An approval's edit: the input the tool runs with instead of the model's (editable tools only)."""
+
+
+def deadline_iso(at: float) -> str:
+    """Unix time `at` (seconds) as an `expiresAt` value: RFC 3339, UTC, milliseconds (`...T10:00:00.000Z`)."""
+    moment = datetime.fromtimestamp(at, timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_deadline(text: str) -> float:
+    """An `expiresAt` value (RFC 3339; a naive time counts as UTC) as Unix time in seconds.
+
+    Raises:
+        ValueError: `text` is not an RFC 3339 date-time.
+    """
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) / timedelta(seconds=1)

@@ -89,6 +89,15 @@ class SessionRecord(CamelModel):
         return "waiting" if turn.status == "waiting" else "running"
 
     @property
+    def input_deadline(self) -> float | None:
+        """When the parked batch's first open request expires (Unix time, seconds); None unless waiting on one.
+
+        Stores keep it beside the record, indexed, so that expiring requests are found without reading records."""
+        if self.status != "waiting" or self.pending is None:
+            return None
+        return self.pending.deadline()
+
+    @property
     def settling(self) -> bool:
         """Whether the parked step's batch is settled and its results are being computed."""
         return self.pending is not None and self.status == "running"
