@@ -21,7 +21,7 @@ On eve's wire (`input.requested`) a request is projected to eve 0.80.1's strict 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Literal, TypeAlias
 
 from pydantic import Field
@@ -207,7 +207,7 @@ class InputResponse(CamelModel):
 
 def deadline_iso(at: float) -> str:
     """Unix time `at` (seconds) as an `expiresAt` value: RFC 3339, UTC, milliseconds (`...T10:00:00.000Z`)."""
-    moment = datetime.fromtimestamp(at, timezone.utc)
+    moment = datetime.fromtimestamp(at, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -219,5 +219,5 @@ def parse_deadline(text: str) -> float:
     """
     moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) / timedelta(seconds=1)
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(seconds=1)

@@ -54,6 +54,14 @@ class ForwardingStore:
         """See `SessionStore.read_messages`."""
         return await self.inner.read_messages(session_id, start, stop)
 
+    async def due(self, now: float, limit: int = 100) -> list[str]:
+        """See `SessionStore.due`."""
+        return await self.inner.due(now, limit)
+
+    async def secret(self, name: str) -> bytes:
+        """See `SessionStore.secret`."""
+        return await self.inner.secret(name)
+
     async def aclose(self) -> None:
         """See `SessionStore.aclose`."""
         await self.inner.aclose()

@@ -9,6 +9,7 @@ collection (as a log of model objects, each a web of dicts and lists, would).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 
 from eve_py.errors import SessionConflictError, SessionNotFoundError
@@ -26,6 +27,9 @@ class MemorySessionStore:
         self._records: dict[str, SessionRecord] = {}
         self._events: dict[str, list[str]] = {}
         self._messages: dict[str, list[str]] = {}
+        self._deadlines: dict[str, float] = {}
+        """Each waiting session's first deadline, for the sessions that have one."""
+        self._secrets: dict[str, bytes] = {}
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
@@ -35,6 +39,7 @@ class MemorySessionStore:
         self._records[record.id] = stored
         self._events[record.id] = [dump_event(e) for e in events]
         self._messages[record.id] = []
+        self._keep_deadline(stored)
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
@@ -63,7 +68,15 @@ class MemorySessionStore:
         self._records[record.id] = stored
         self._events[record.id] += [dump_event(e) for e in events]
         self._messages[record.id] += [dump_message(m) for m in messages]
+        self._keep_deadline(stored)
         return stored
+
+    def _keep_deadline(self, stored: SessionRecord) -> None:
+        deadline = stored.input_deadline
+        if deadline is None:
+            self._deadlines.pop(stored.id, None)
+        else:
+            self._deadlines[stored.id] = deadline
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """See `SessionStore.read_events`."""
@@ -72,6 +85,15 @@ class MemorySessionStore:
     async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
         """See `SessionStore.read_messages`."""
         return load_messages(_window(self._messages, session_id, start, stop))
+
+    async def due(self, now: float, limit: int = 100) -> list[str]:
+        """See `SessionStore.due`."""
+        found = sorted((at, session_id) for session_id, at in self._deadlines.items() if at <= now)
+        return [session_id for _, session_id in found[:limit]]
+
+    async def secret(self, name: str) -> bytes:
+        """See `SessionStore.secret` (made once per store object)."""
+        return self._secrets.setdefault(name, secrets.token_bytes(32))
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -44,6 +44,15 @@ _MIGRATIONS: tuple[str, ...] = (
         created_at text NOT NULL
     );
     """,
+    # 2: each waiting session's first input deadline (indexed, for the expiry sweep); the store's secrets.
+    """
+    ALTER TABLE eve_sessions ADD COLUMN input_deadline double precision;
+    CREATE INDEX eve_sessions_input_deadline ON eve_sessions (input_deadline) WHERE input_deadline IS NOT NULL;
+    CREATE TABLE eve_secrets (
+        name text PRIMARY KEY,
+        value bytea NOT NULL
+    );
+    """,
 )
 POSTGRES_SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema version this eve-py reads and writes (`eve_schema.version`)."""

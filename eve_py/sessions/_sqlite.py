@@ -27,6 +27,7 @@ The file's schema, its version and upgrades are `eve_py.sessions._sqlite_schema`
 from __future__ import annotations
 
 import functools
+import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -212,8 +213,17 @@ class SQLiteSessionStore:
         def write(db: sqlite3.Connection) -> None:
             try:
                 cursor = db.execute(
-                    "INSERT INTO sessions (id, version, status, updated_at, record, base) VALUES (?, ?, ?, ?, ?, ?)",
-                    (stored.id, stored.version, stored.status, stored.updated_at, _SAME_AS_BASE, base),
+                    "INSERT INTO sessions (id, version, status, updated_at, record, base, deadline) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        stored.id,
+                        stored.version,
+                        stored.status,
+                        stored.updated_at,
+                        _SAME_AS_BASE,
+                        base,
+                        stored.input_deadline,
+                    ),
                 )
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
@@ -278,8 +288,9 @@ class SQLiteSessionStore:
                 )
             blob, base = self._encode_record(rowid, record_json, found[1])
             db.execute(
-                "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ?, base = ? WHERE rowid = ?",
-                (stored.version, stored.status, stored.updated_at, blob, base, rowid),
+                "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ?, base = ?, deadline = ? "
+                "WHERE rowid = ?",
+                (stored.version, stored.status, stored.updated_at, blob, base, stored.input_deadline, rowid),
             )
             _append(db, "events", rowid, record.event_count, event_chunk)
             _append(db, "messages", rowid, record.message_count, message_chunk)
@@ -316,6 +327,23 @@ class SQLiteSessionStore:
                 if start <= index < stop:
                     lines.append(line)
         return lines
+
+    async def due(self, now: float, limit: int = 100) -> list[str]:
+        """See `SessionStore.due` (an index on the deadline column answers it)."""
+        query = "SELECT id FROM sessions WHERE deadline <= ? ORDER BY deadline LIMIT ?"
+        rows = await self._run(lambda db: db.execute(query, (now, limit)).fetchall(), quick=True)
+        return [str(row[0]) for row in rows]
+
+    async def secret(self, name: str) -> bytes:
+        """See `SessionStore.secret`."""
+        made = secrets.token_bytes(32)
+
+        def keep(db: sqlite3.Connection) -> None:
+            db.execute("INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)", (name, made))
+
+        await self._write(keep)
+        row = await self._run(lambda db: db.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone())
+        return bytes(row[0])
 
     async def aclose(self) -> None:
         """Close the database connections."""

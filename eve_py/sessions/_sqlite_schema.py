@@ -1,7 +1,8 @@
 """The SQLite store's file: its tables, its schema version, upgrading an older file, opening a connection.
 
-The version is the database's `user_version` (5: records stored against a base record). A file
-of schema 4 is upgraded in place when opened (a column is added); one of an earlier schema is
+The version is the database's `user_version` (6: each waiting session's first deadline beside its
+record, and the store's secrets; 5: records stored against a base record). A file of schema 4 or
+5 is upgraded in place when opened (columns and a table are added); one of an earlier schema is
 refused with `StoreSchemaError` rather than read wrongly.
 """
 
@@ -14,11 +15,15 @@ from eve_py.errors import StoreSchemaError
 
 __all__ = ("SCHEMA_VERSION", "check_schema", "connect", "create_tables")
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The database's `user_version` this store writes and reads."""
 
-_UPGRADES = {4: "ALTER TABLE sessions ADD COLUMN base BLOB"}
-"""What brings a file of an older schema to this one, by its version (a schema 4 record reads as is)."""
+_UPGRADES = {
+    4: ("ALTER TABLE sessions ADD COLUMN base BLOB", "ALTER TABLE sessions ADD COLUMN deadline REAL"),
+    5: ("ALTER TABLE sessions ADD COLUMN deadline REAL",),
+}
+"""What brings a file of an older schema to this one, by its version (its records read as they are:
+no session of an older eve-py has a deadline). New tables and indexes come with `create_tables`."""
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sessions (
@@ -28,7 +33,13 @@ CREATE TABLE IF NOT EXISTS sessions (
     status TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     record BLOB NOT NULL,
-    base BLOB
+    base BLOB,
+    deadline REAL
+);
+CREATE INDEX IF NOT EXISTS sessions_deadline ON sessions (deadline) WHERE deadline IS NOT NULL;
+CREATE TABLE IF NOT EXISTS secrets (
+    name TEXT PRIMARY KEY,
+    value BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS messages (
     session INTEGER NOT NULL,
@@ -74,7 +85,8 @@ def check_schema(db: sqlite3.Connection, path: Path) -> None:
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "sessions" in tables and version in _UPGRADES:
         db.execute("BEGIN IMMEDIATE")
-        db.execute(_UPGRADES[version])
+        for statement in _UPGRADES[version]:
+            db.execute(statement)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         db.execute("COMMIT")
         version = SCHEMA_VERSION

@@ -88,6 +88,28 @@ class SessionStore(Protocol):
         """
         ...
 
+    async def due(self, now: float, limit: int = 100) -> list[str]:
+        """Sessions waiting on a request whose deadline (`SessionRecord.input_deadline`) is `now` or earlier.
+
+        Stores keep each waiting session's deadline beside its record, indexed, so this reads no record.
+
+        Args:
+            now: Unix time, seconds.
+            limit: The most ids returned.
+
+        Returns:
+            Their ids, the earliest deadline first.
+        """
+        ...
+
+    async def secret(self, name: str) -> bytes:
+        """A random 32-byte value kept in the store under `name`.
+
+        The first call for a name makes it; every later call, from any process on the store,
+        returns the same bytes (what answer links are signed with when `EVE_LINK_SECRET` is unset).
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release resources (connections); the store is unusable afterwards."""
         ...

@@ -20,6 +20,7 @@ still finds no working connection within `timeout_s` raises `StoreUnavailableErr
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
@@ -54,8 +55,8 @@ _APPEND = """
 _NOTIFY = f"CASE WHEN %(notify)s <> '' THEN pg_notify('{EVENTS_CHANNEL}', %(notify)s) END"
 _CREATE = f"""
 WITH written AS (
-    INSERT INTO eve_sessions (id, version, status, updated_at, record)
-    VALUES (%(id)s, %(version)s, %(status)s, %(updated_at)s, %(record)s)
+    INSERT INTO eve_sessions (id, version, status, updated_at, record, input_deadline)
+    VALUES (%(id)s, %(version)s, %(status)s, %(updated_at)s, %(record)s, %(input_deadline)s)
     ON CONFLICT (id) DO NOTHING RETURNING key
 ), {_APPEND.format(table="events", column="event").strip()}
 SELECT key, {_NOTIFY} FROM written
@@ -63,7 +64,7 @@ SELECT key, {_NOTIFY} FROM written
 _COMMIT = f"""
 WITH written AS (
     UPDATE eve_sessions SET version = %(version)s, status = %(status)s, updated_at = %(updated_at)s,
-        record = %(record)s
+        record = %(record)s, input_deadline = %(input_deadline)s
     WHERE id = %(id)s AND version = %(base)s RETURNING key
 ), {_APPEND.format(table="events", column="event").strip()},
 {_APPEND.format(table="messages", column="message").strip()}
@@ -299,6 +300,24 @@ class PostgresSessionStore:
         """Ask whichever process runs the session's turn to cancel it (a `cancel` notice)."""
         await self._one("SELECT pg_notify(%(channel)s, %(id)s)", {"channel": CANCEL_CHANNEL, "id": session_id})
 
+    async def due(self, now: float, limit: int = 100) -> list[str]:
+        """See `SessionStore.due` (a partial index on `input_deadline` answers it)."""
+        query = "SELECT id FROM eve_sessions WHERE input_deadline <= %(now)s ORDER BY input_deadline LIMIT %(limit)s"
+        return [str(row[0]) for row in await self._rows(query, {"now": now, "limit": limit})]
+
+    async def secret(self, name: str) -> bytes:
+        """See `SessionStore.secret` (one statement: of racing first callers, one value is kept)."""
+        query = (
+            "WITH made AS (INSERT INTO eve_secrets (name, value) VALUES (%(name)s, %(value)s) "
+            "ON CONFLICT (name) DO NOTHING RETURNING value) "
+            "SELECT value FROM made UNION ALL SELECT value FROM eve_secrets WHERE name = %(name)s"
+        )
+        row = await self._one(query, {"name": name, "value": secrets.token_bytes(32)})
+        if row is None:  # another process's insert committed after this statement's snapshot
+            row = await self._one("SELECT value FROM eve_secrets WHERE name = %(name)s", {"name": name})
+        assert row is not None, "a secret, once inserted, is never deleted"
+        return bytes(row[0])
+
     async def aclose(self) -> None:
         """Close the pool's connections."""
         if self._opened:
@@ -312,6 +331,7 @@ def _row(record: SessionRecord) -> dict[str, Any]:
         "status": record.status,
         "updated_at": record.updated_at,
         "record": record.model_dump_json(by_alias=True, exclude_none=True),
+        "input_deadline": record.input_deadline,
     }
 
 

@@ -23,7 +23,7 @@ def test_a_file_of_an_older_schema_is_refused_and_left_untouched(tmp_path: Path)
         db.execute("INSERT INTO sessions VALUES ('ses_1', 3, '{\"messages\": []}')")
     before = path.read_bytes()
 
-    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 5"):
+    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 6"):
         SQLiteSessionStore(path)
 
     assert path.read_bytes() == before
@@ -141,6 +141,9 @@ async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(
         for rowid, blob, base in db.execute("SELECT rowid, record, base FROM sessions").fetchall():
             whole = decode(blob, decode(base)) if blob else decode(base)  # an empty record: the base is the record
             db.execute("UPDATE sessions SET record = ? WHERE rowid = ?", (encode(whole), rowid))
+        db.execute("DROP INDEX sessions_deadline")
+        db.execute("DROP TABLE secrets")
+        db.execute("ALTER TABLE sessions DROP COLUMN deadline")
         db.execute("ALTER TABLE sessions DROP COLUMN base")
         db.execute("PRAGMA user_version = 4")
 
@@ -151,7 +154,7 @@ async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(
     assert (await resumed.respond([pick])).message == "Recorded your pick: tpl_blue."
     await upgraded.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 6
 
 
 async def test_a_second_store_on_the_file_reads_every_record_the_first_wrote(tmp_path: Path) -> None:
