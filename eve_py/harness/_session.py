@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -31,6 +32,7 @@ from eve_py.errors import (
 from eve_py.harness._accept import accept
 from eve_py.harness._conversation import ConversationCache
 from eve_py.harness._inputs import as_response, check_turn_input, context_text
+from eve_py.harness._links import AnswerLink, answer_link
 from eve_py.harness._loop import TurnDriver
 from eve_py.harness._turns import ActiveTurns
 from eve_py.parking._settle import dismissed_event
@@ -356,6 +358,12 @@ class Session:
             record = await self._store.load(self.id)
         self._record = await self._new_driver().writer.commit(record.end(), [new_event(SessionCompletedData())])
         return True
+
+    async def answer_link(
+        self, request_id: str, *, expires_after: float | timedelta | None = None, base_url: str | None = None
+    ) -> AnswerLink:
+        """A signed, one-shot link that answers the open request `request_id` (see `eve_py.harness._links`)."""
+        return await answer_link(self, request_id, expires_after=expires_after, base_url=base_url)
 
     async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
         result: TurnResult | None = None
