@@ -90,17 +90,25 @@ async def _answer_batch(session: Session, requests: Sequence[InputRequest], ask:
     return await session.respond(answered)
 
 
-async def _converse(session: Session, result: TurnResult | None, ask: Ask) -> None:
-    """Answer parked batches and send messages until the person leaves."""
+async def _converse(session: Session, result: TurnResult | None, ask: Ask, render: Renderer) -> None:
+    """Answer parked batches and send messages until the person leaves.
+
+    When an answer is refused because the batch changed meanwhile (another client answered, or a
+    request expired), what was written since the batch was shown is shown first (`approved by
+    alice`, `expired: ...`, the results and replies that followed), then what is still open is asked.
+    """
     while True:
         while result is not None and result.status == "waiting":
+            render.remember(result.input_requests)
+            start = session.record.event_count
             try:
                 result = await _answer_batch(session, result.input_requests, ask)
             except InputResponseError as exc:
                 say(f"  ! {exc}")
                 await session.refresh()
+                render.catch_up(await session.events(start))
                 if session.status != "waiting":
-                    say("  (the session is no longer waiting: another client answered first)")
+                    say("  (the session no longer waits for these answers)")
                     result = None
                     continue
                 result = await session.resume()
@@ -223,7 +231,7 @@ async def run_chat(args: argparse.Namespace, model: Model | str | None) -> int:
             result = await session.resume()
         elif session.status == "waiting":
             result = await session.resume()
-        await _converse(session, result, TerminalLines())
+        await _converse(session, result, TerminalLines(), render)
     except _Leave:
         pass
     except EOFError:

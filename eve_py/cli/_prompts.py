@@ -14,10 +14,12 @@ Commands at any prompt: `/skip` (leave this question unanswered), `/help` (what 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from eve_py._json import JsonSchema, JsonValue
+from eve_py.cli._deadlines import time_left
 from eve_py.errors import InvalidAnswerError
 from eve_py.parking._answers import check_response, match_option, pick_field
 from eve_py.protocol.requests import InputRequest, InputResponse
@@ -92,15 +94,24 @@ async def _line(ask: Ask, prompt: str, request: InputRequest, say: Say) -> str:
         return raw
 
 
-async def ask_request(request: InputRequest, ask: Ask, say: Say) -> InputResponse:
+async def ask_request(request: InputRequest, ask: Ask, say: Say, *, now: float | None = None) -> InputResponse:
     """Show `request` and read answers until one is valid.
+
+    A request with a deadline shows the time left to answer it beside its prompt.
+
+    Args:
+        request: The request to ask.
+        ask: Reads the person's lines.
+        say: Shows a line.
+        now: The Unix time the time left is counted from (default: the clock's).
 
     Raises:
         EOFError: Input ended before a valid answer.
         QuitChat: The person typed `/quit`.
     """
     say("")
-    say(f"? {request.prompt}")
+    left = time_left(request, time.time() if now is None else now)
+    say(f"? {request.prompt}" + (f" - {left}" if left else ""))
     shown = {k: v for k, v in request.action.input.items() if k not in ("prompt", "options", "allowFreeform", "ui")}
     if request.kind == "tool-approval" and shown:
         say(f"  {request.action.tool_name} will run with: {_plain(shown)}")
