@@ -1,5 +1,6 @@
-"""The terminal output of `eve-py eval`: a live progress bar, a line per finished eval, a summary
-table and each failure's full report. Uses `rich` (the `evals` extra: `pip install 'eve-py[evals]'`).
+"""The terminal output of `eve-py eval`: a live progress bar, a line per finished eval (with a line
+per input request it parked: how it ended and who answered), a summary table and each failure's
+full report. Uses `rich` (the `evals` extra: `pip install 'eve-py[evals]'`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
+from eve_py._json import JsonObject
 from eve_py.evals._discovery import EvalCase
 from eve_py.evals._runner import EvalResult
-from eve_py.evals.report import EvalRun
+from eve_py.evals.report import EvalRun, request_records
 
-__all__ = ("ConsoleReporter", "print_listing")
+__all__ = ("ConsoleReporter", "print_listing", "request_line")
 
 _STYLE = {"passed": "green", "failed": "red", "errored": "yellow"}
 _MARK = {"passed": "PASS", "failed": "FAIL", "errored": "ERROR"}
@@ -70,6 +72,8 @@ class ConsoleReporter:
         if result.failure is not None:
             line.append(f"  step {result.failure.step} {result.failure.label}", style=_STYLE[result.status])
         self._progress.console.print(line, soft_wrap=True)
+        for record in request_records(result.events, result.sessions):
+            self._progress.console.print(request_line(record), soft_wrap=True)
         self._progress.update(self._task, advance=1, description=self._describe())
 
     def summary(self, run: EvalRun, *, artifacts: Path | None = None, junit: Path | None = None) -> None:
@@ -110,6 +114,24 @@ class ConsoleReporter:
             return ""
         shown = ", ".join(self._running[:3])
         return shown + (f" +{len(self._running) - 3}" if len(self._running) > 3 else "")
+
+
+def request_line(record: JsonObject) -> Text:
+    """One parked request of an eval (a record of `report.request_records`) as an indented line.
+
+    `      publish mock-call-0-0 [tool-approval]: approved by alice`; an expired request says
+    `expired: nobody answered by <expiresAt>`, one the eval left unanswered `still open`.
+    """
+    outcome, who = record.get("outcome"), record.get("answeredBy")
+    if outcome is None:
+        ending, style = "still open", "dim"
+    elif outcome == "expired":
+        ending, style = f"expired: nobody answered by {record.get('expiresAt') or 'its deadline'}", "yellow"
+    else:
+        ending, style = str(outcome) + (f" by {who}" if who else ""), "dim"
+    line = Text(f"      {record.get('toolName')} {record.get('requestId')} [{record.get('kind')}]: ", style="dim")
+    line.append(ending, style=style)
+    return line
 
 
 def print_listing(console: Console, cases: list[EvalCase]) -> None:

@@ -7,7 +7,8 @@ APP/.eve/evals/<timestamp>/
 └── <eval id>/events.ndjson the eval's sessions' events, one JSON event per line
 ```
 
-JSON keys are camelCase, like the rest of eve-py's wire formats.
+JSON keys are camelCase, like the rest of eve-py's wire formats. Each eval's line lists the
+input requests its sessions parked and how each ended (`requests`: outcome and `answeredBy`).
 """
 
 from __future__ import annotations
@@ -15,14 +16,24 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from eve_py._json import JsonObject, JsonValue
 from eve_py.evals._runner import EvalResult
+from eve_py.protocol import AnyEvent, InputRequested, InputResolved, SessionStarted
 
-__all__ = ("EvalRun", "junit_xml", "result_record", "summary_record", "write_artifacts", "write_junit")
+__all__ = (
+    "EvalRun",
+    "junit_xml",
+    "request_records",
+    "result_record",
+    "summary_record",
+    "write_artifacts",
+    "write_junit",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,8 +111,48 @@ def result_record(result: EvalResult) -> JsonObject:
         "sessions": list(result.sessions),
         "eventCount": len(result.events),
         "events": f"{result.id}/events.ndjson",
+        "requests": list[JsonValue](request_records(result.events, result.sessions)),
         "failure": failure,
     }
+
+
+def request_records(events: Sequence[AnyEvent], sessions: Sequence[str] = ()) -> list[JsonObject]:
+    """Each input request the events park, in the order asked, and how it ended.
+
+    A record: `session` (its id, from `sessions`, when known), `requestId`, `toolName`, `kind`
+    (eve-py's: `question`, `client-tool`, `tool-approval`, `elicitation`), `prompt`, `expiresAt`
+    (None: no deadline), `outcome` (`answered`, `approved`, `denied`, `expired`, ...; None while
+    still open) and `answeredBy` (who answered: `local` for `respond()`'s default, a token's name
+    over HTTP, `link`; None when nobody did, as for an expired request).
+
+    Args:
+        events: The sessions' events, session after session (each opens with `session.started`).
+        sessions: The sessions' ids, in the same order.
+    """
+    records: dict[tuple[int, str], JsonObject] = {}
+    session = -1
+    for event in events:
+        if isinstance(event, SessionStarted):
+            session += 1
+        elif isinstance(event, InputRequested):
+            for request in event.data.input_requests():
+                records[(session, request.request_id)] = {
+                    "session": sessions[session] if 0 <= session < len(sessions) else None,
+                    "requestId": request.request_id,
+                    "toolName": request.action.tool_name,
+                    "kind": request.kind,
+                    "prompt": request.prompt,
+                    "expiresAt": request.expires_at,
+                    "outcome": None,
+                    "answeredBy": None,
+                }
+        elif isinstance(event, InputResolved):
+            for resolution in event.data.resolutions:
+                record = records.get((session, resolution.request_id))
+                if record is not None:
+                    record["outcome"] = resolution.outcome
+                    record["answeredBy"] = resolution.answered_by
+    return list(records.values())
 
 
 def write_artifacts(run: EvalRun, root: Path | None = None) -> Path:
