@@ -25,6 +25,8 @@ class Agent:
     model: str | Model | None = None
     """The agent's own model choice; `Runtime(model=...)` overrides it."""
     max_steps: int = 20
+    input_expires_after_s: float | None = None
+    """How long a request waits when its tool sets no `expires_after`, in seconds (None: until answered)."""
     tools: Mapping[str, ResolvedTool] = field(default_factory=dict)
     """Every tool offered to the model, framework tools included."""
     app_dir: Path | None = None
@@ -61,6 +63,7 @@ class Agent:
             instructions=instructions if instructions is not None else definition.instructions,
             model=definition.model,
             max_steps=definition.max_steps,
+            input_expires_after_s=definition.input_expires_after_s,
             tools=_with_framework_tools(resolved, disabled),
         )
 
@@ -96,6 +99,7 @@ def load_agent(app_dir: str | Path, *, import_timeout_s: float | None = None) ->
         instructions=compiled.instructions,
         model=compiled.agent.model,
         max_steps=compiled.agent.max_steps,
+        input_expires_after_s=compiled.agent.input_expires_after_s,
         tools=_with_framework_tools(resolved, set(compiled.disabled)) | _mcp_tools(Path(app_dir)),
         app_dir=Path(app_dir),
     )

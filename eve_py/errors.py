@@ -19,12 +19,15 @@ EveError
 │       ├── UnknownRequestError         requestId not in the parked batch
 │       ├── RequestAlreadyAnsweredError requestId answered before (or twice in one call);
 │       │                               also a SessionConflictError: another respond() won
+│       ├── RequestExpiredError         the request's deadline passed: it resolved as expired
 │       └── InvalidAnswerError          option not offered, value fails the schema, ...
 │           └── EditNotAllowedError     an approval edits the input of a tool that is not editable
 ├── ToolError                   raised by a tool body or resolver: the call fails with this message,
 │                               which the model sees as the call's error result
 ├── ApiError                    the HTTP API refused a request (eve_py.server, eve_py.client)
-│   └── AuthenticationError     the bearer token is missing or wrong (401)
+│   ├── AuthenticationError     the bearer token is missing or wrong (401)
+│   ├── LinkInvalidError        an answer link is not genuine, or asks for what it does not grant (403)
+│   └── LinkExpiredError        an answer link's time is up (410)
 ├── StoreUnavailableError       the session store's database cannot be reached now (down, restarting)
 ├── EvalError                   an eval did not pass (eve_py.evals)
 │   └── EvalAssertionError      an eval's check failed (also an AssertionError)
@@ -47,40 +50,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+# fmt: off
 __all__ = (
-    "ApiError",
-    "AuthenticationError",
-    "CompileError",
-    "Diagnostic",
-    "EditNotAllowedError",
-    "EvalAssertionError",
-    "EvalConfigurationError",
-    "EvalError",
-    "EveError",
-    "InputResponseError",
-    "InvalidAnswerError",
-    "InvalidMessageError",
-    "ModelConfigurationError",
-    "ModelConnectionError",
-    "ModelError",
-    "ModelHTTPError",
-    "PairingError",
-    "RequestAlreadyAnsweredError",
-    "RunError",
-    "SessionConflictError",
-    "SessionEndedError",
-    "SessionError",
-    "SessionNotFoundError",
-    "SessionNotWaitingError",
-    "SessionStateError",
-    "StoreSchemaError",
-    "StoreUnavailableError",
-    "ToolDefinitionError",
-    "ToolError",
-    "ToolResolutionError",
-    "UnknownRequestError",
+    "ApiError", "AuthenticationError", "CompileError", "Diagnostic", "EditNotAllowedError", "EvalAssertionError",
+    "EvalConfigurationError", "EvalError", "EveError", "InputResponseError", "InvalidAnswerError",
+    "InvalidMessageError", "LinkExpiredError", "LinkInvalidError", "ModelConfigurationError",
+    "ModelConnectionError", "ModelError", "ModelHTTPError", "PairingError", "RequestAlreadyAnsweredError",
+    "RequestExpiredError", "RunError", "SessionConflictError", "SessionEndedError", "SessionError",
+    "SessionNotFoundError", "SessionNotWaitingError", "SessionStateError", "StoreSchemaError",
+    "StoreUnavailableError", "ToolDefinitionError", "ToolError", "ToolResolutionError", "UnknownRequestError",
     "UsageError",
 )
+# fmt: on
 
 
 class EveError(Exception):
@@ -283,6 +264,18 @@ class RequestAlreadyAnsweredError(InputResponseError, SessionConflictError):
     """
 
 
+class RequestExpiredError(InputResponseError):
+    """The request's deadline (`expiresAt`) passed before this answer: it resolved as `expired`.
+
+    Attributes:
+        expires_at: The deadline that passed (RFC 3339, UTC).
+    """
+
+    def __init__(self, message: str, *, request_id: str, expires_at: str = "") -> None:
+        super().__init__(message, request_id=request_id)
+        self.expires_at = expires_at
+
+
 class InvalidAnswerError(InputResponseError):
     """The answer does not fit its request: option not offered, value fails the schema, ..."""
 
@@ -311,6 +304,21 @@ class ApiError(EveError):
 
 class AuthenticationError(ApiError):
     """The request's bearer token is missing or wrong (HTTP 401)."""
+
+
+class LinkInvalidError(ApiError):
+    """An answer link is not genuine (changed, cut short, another secret's) or asks for what it does not grant (403)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status=403, code="link_invalid")
+
+
+class LinkExpiredError(ApiError):
+    """An answer link is genuine but its time is up (410); `expires_at` (RFC 3339, UTC) says when it ended."""
+
+    def __init__(self, message: str, *, expires_at: str = "") -> None:
+        super().__init__(message, status=410, code="link_expired")
+        self.expires_at = expires_at
 
 
 class StoreUnavailableError(EveError):

@@ -13,8 +13,10 @@ other two exist.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, TypeAlias
 
 import jsonschema
@@ -23,7 +25,7 @@ from pydantic import BaseModel
 from eve_py._context import ApprovalContext
 from eve_py._json import JsonSchema, JsonValue
 from eve_py.authoring._signature import ExecutorPlan, plan_executor
-from eve_py.errors import ToolDefinitionError
+from eve_py.errors import ToolDefinitionError, UsageError
 
 __all__ = (
     "ApprovalPolicy",
@@ -33,6 +35,7 @@ __all__ = (
     "define_client_tool",
     "define_tool",
     "disable_tool",
+    "expiry_seconds",
     "schema_from",
 )
 
@@ -63,6 +66,9 @@ class ToolDefinition:
     """Projects the executor's output to what the model sees; events keep the full output."""
     editable: bool = False
     """Whether a person approving a call may change its input (`InputResponse.edited_input`)."""
+    expires_after_s: float | None = None
+    """How long a call's request (its approval, or a client tool's question) waits for an answer, in
+    seconds; None: the agent's `input_expires_after`, if any. Unanswered by then, it resolves as expired."""
     plan: ExecutorPlan | None = field(default=None, repr=False, compare=False)
     """The executor's signature analysis, made once by `define_tool`."""
 
@@ -93,6 +99,20 @@ def schema_from(schema: SchemaLike, *, what: str) -> JsonSchema:
     return result
 
 
+def expiry_seconds(value: object, *, what: str, error: type[UsageError] = ToolDefinitionError) -> float | None:
+    """`expires_after` as seconds: a positive, finite number of seconds or a positive `timedelta`; None stays None.
+
+    Raises:
+        UsageError: (`error`) Anything else (a bool, zero, a negative or infinite number, a string).
+    """
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, timedelta) else value
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds <= 0:
+        raise error(f"{what} must be a positive number of seconds or a timedelta, got {value!r}")
+    return float(seconds)
+
+
 def _check_description(description: object) -> str:
     if not isinstance(description, str) or not description.strip():
         raise ToolDefinitionError("a tool needs a non-empty description string")
@@ -115,6 +135,7 @@ def define_tool(
     needs_approval: ApprovalPolicy = False,
     to_model_output: Callable[[JsonValue], JsonValue] | None = None,
     editable: bool = False,
+    expires_after: float | timedelta | None = None,
 ) -> ToolDefinition:
     """Define a tool the server executes.
 
@@ -134,11 +155,15 @@ def define_tool(
             `edited_input` (valid for the model-facing input schema; resolver-filled parameters
             stay the resolvers'), the executor runs with it, and the model's tool result says
             so and shows what ran. Needs `needs_approval`.
+        expires_after: How long a call's approval waits (seconds, or a `timedelta`); unanswered
+            by then it resolves as `expired` and the model gets one `INPUT_EXPIRED` error result
+            for the call. Defaults to the agent's `input_expires_after` (none: no deadline).
+            Needs `needs_approval`.
 
     Raises:
         ToolDefinitionError: `execute` is missing or not callable, its signature cannot be
-            turned into a schema, `editable=True` without `needs_approval`, or another argument
-            has the wrong type.
+            turned into a schema, `editable=True` or `expires_after` without `needs_approval`,
+            or another argument has the wrong type.
     """
     description = _check_description(description)
     if execute is None:
@@ -157,6 +182,12 @@ def define_tool(
             "define_tool: editable=True lets the person approving a call change its input, so the tool needs "
             "needs_approval=True (or a policy); without approval nobody is asked"
         )
+    expires_after_s = expiry_seconds(expires_after, what="define_tool: expires_after")
+    if expires_after_s is not None and needs_approval is False:
+        raise ToolDefinitionError(
+            "define_tool: expires_after bounds how long a call's approval waits, so the tool needs "
+            "needs_approval=True (or a policy); without approval nothing waits"
+        )
     plan = plan_executor(execute, tool=getattr(execute, "__name__", description))
     return ToolDefinition(
         description=description,
@@ -167,6 +198,7 @@ def define_tool(
         needs_approval=_check_approval(needs_approval),
         to_model_output=to_model_output,
         editable=editable,
+        expires_after_s=expires_after_s,
         plan=plan,
     )
 
@@ -177,6 +209,7 @@ def define_client_tool(
     input_schema: SchemaLike,
     output_schema: SchemaLike | None = None,
     execute: None = None,
+    expires_after: float | timedelta | None = None,
 ) -> ToolDefinition:
     """Define a client-resolved tool: a person or client supplies its result.
 
@@ -189,9 +222,13 @@ def define_client_tool(
         input_schema: The model-facing input, a pydantic model class or a JSON object schema.
         output_schema: Schema the answer's `value` must satisfy, or None.
         execute: Must not be given; present only so the mistake gets a clear error.
+        expires_after: How long a call waits for its answer (seconds, or a `timedelta`);
+            unanswered by then it resolves as `expired` and the model gets one `INPUT_EXPIRED`
+            error result. Defaults to the agent's `input_expires_after` (none: no deadline).
 
     Raises:
-        ToolDefinitionError: `execute` was given, or a schema is invalid.
+        ToolDefinitionError: `execute` was given, a schema is invalid, or `expires_after` is not
+            a positive duration.
     """
     if execute is not None:
         raise ToolDefinitionError(
@@ -208,6 +245,7 @@ def define_client_tool(
         input_schema=schema,
         output_schema=None if output_schema is None else schema_from(output_schema, what="output_schema"),
         client_resolved=True,
+        expires_after_s=expiry_seconds(expires_after, what="define_client_tool: expires_after"),
     )
 
 

@@ -13,6 +13,7 @@ from eve_py.errors import (
     EveError,
     InvalidAnswerError,
     RequestAlreadyAnsweredError,
+    RequestExpiredError,
     SessionConflictError,
     SessionEndedError,
     SessionNotFoundError,
@@ -51,6 +52,8 @@ def error_for(response: httpx.Response) -> EveError:
         return SessionEndedError(message, status="ended")
     if code == "request_already_answered":
         return RequestAlreadyAnsweredError(message, request_id=request_id)
+    if code == "request_expired":
+        return RequestExpiredError(message, request_id=request_id)
     if code == "unknown_request":
         return UnknownRequestError(message, request_id=request_id)
     if code == "edit_not_allowed":

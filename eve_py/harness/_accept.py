@@ -8,13 +8,20 @@ is written unless every answer passes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from eve_py._json import JsonSchema
-from eve_py.errors import InputResponseError, RequestAlreadyAnsweredError, SessionNotWaitingError
+from eve_py.errors import (
+    InputResponseError,
+    RequestAlreadyAnsweredError,
+    RequestExpiredError,
+    SessionNotWaitingError,
+)
 from eve_py.harness._loop import TurnDriver
 from eve_py.parking._accept import accept_answers, answered_before
-from eve_py.protocol.messages import Message, ToolMessage
+from eve_py.parking._expire import INPUT_EXPIRED, expire_due
+from eve_py.protocol.messages import Message, ToolMessage, ToolResultPart
 from eve_py.protocol.payloads import InputResolvedData, TurnWaitingData
 from eve_py.protocol.requests import InputResponse
 from eve_py.sessions._record import SessionRecord
@@ -51,6 +58,7 @@ async def accept(
         SessionNotWaitingError: The session has no open input request.
         UnknownRequestError: A `requestId` is not in the parked batch.
         RequestAlreadyAnsweredError: A `requestId` was answered before (or withdrawn), or twice here.
+        RequestExpiredError: A request's deadline passed (now, or earlier: it resolved as expired).
         InvalidAnswerError: An answer does not fit its request.
         InputResponseError: No response, or `settle=False` with no request left open.
         SessionConflictError: Another writer answered the batch first; nothing written.
@@ -68,7 +76,13 @@ async def accept(
         # answer's path never reads the conversation).
         if not earlier and response.request_id not in parked:
             conversation = await driver.writer.conversation(record)
-            earlier = _answered_in(conversation.messages, response.request_id)
+            result = _result_in(conversation.messages, response.request_id)
+            if result is not None and _expired(result):
+                raise RequestExpiredError(
+                    f"Request {response.request_id!r} expired before this answer; it resolved as expired.",
+                    request_id=response.request_id,
+                )
+            earlier = result is not None
         if earlier:
             # Its call has its one result: answered, or settled without an answer (dismissed
             # by a message, cancelled with its turn).
@@ -82,7 +96,8 @@ async def accept(
             f"Session {record.id!r} is not waiting for input (status {record.status!r}){running_hint}.",
             status=record.status,
         )
-    accepted = accept_answers(pending, responses, settle=settle, by=by)
+    expired = expire_due(pending, time.time())
+    accepted = accept_answers(pending, responses, settle=settle, by=by, expired=expired)
     turn = record.turn.with_context(client_context, output_schema)
     coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
     resolved = InputResolvedData(**coords, step_index=pending.step_index, resolutions=accepted.resolutions)
@@ -95,9 +110,17 @@ async def accept(
     return stored, accepted.settled
 
 
-def _answered_in(messages: Sequence[Message], request_id: str) -> bool:
-    """Whether a tool result for this call id is in the conversation."""
-    return any(
-        isinstance(message, ToolMessage) and any(part.tool_call_id == request_id for part in message.content)
-        for message in messages
-    )
+def _result_in(messages: Sequence[Message], request_id: str) -> ToolResultPart | None:
+    """The tool result for this call id in the conversation, if there is one."""
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            for part in message.content:
+                if part.tool_call_id == request_id:
+                    return part
+    return None
+
+
+def _expired(result: ToolResultPart) -> bool:
+    """Whether the call's result is its request's expiry (`parking._expire.expired_result`)."""
+    output = result.output
+    return result.is_error is True and isinstance(output, str) and output.startswith(f"{INPUT_EXPIRED}:")

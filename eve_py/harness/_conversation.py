@@ -13,7 +13,7 @@ from collections.abc import Set as AbstractSet
 
 from eve_py._lru import Recent
 from eve_py.harness._pairing import check_pairing
-from eve_py.protocol.messages import Message
+from eve_py.protocol.messages import AssistantMessage, Message
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
 
@@ -45,6 +45,13 @@ class Conversation:
         twin._seen = set(self._seen)
         twin._checked = self._checked
         return twin
+
+    def last_assistant_text(self) -> str | None:
+        """The text of the newest assistant message that has text."""
+        for message in reversed(self.messages):
+            if isinstance(message, AssistantMessage) and message.text:
+                return message.text
+        return None
 
     def append(self, messages: Sequence[Message]) -> None:
         """Add messages at the end (as the store appended them)."""

@@ -30,14 +30,14 @@ import anyio.from_thread
 import anyio.lowlevel
 from anyio.lowlevel import EventLoopToken
 
-from eve_py.errors import SessionConflictError
+from eve_py.errors import SessionConflictError, SessionStateError
 from eve_py.protocol import Event
 from eve_py.protocol.messages import Message
 from eve_py.sessions._forwarding import ForwardingStore
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
 
-__all__ = ("LeaseKeeper",)
+__all__ = ("LeaseKeeper", "check_not_running", "check_takeover")
 
 _log = logging.getLogger("eve_py")
 
@@ -183,3 +183,43 @@ _PACEMAKER = _Pacemaker()
 # fork() copies only the calling thread: without this a child that forked after a turn ran here
 # would think its heartbeat thread alive and never renew a lease, so a slow step could be taken over.
 os.register_at_fork(after_in_child=_PACEMAKER._forget_after_fork)
+
+
+def check_takeover(record: SessionRecord, *, force: bool) -> None:
+    """Refuse to take over `record`'s running turn while its worker's lease holds (see `Session.resume`).
+
+    Raises:
+        SessionConflictError: Another recovery took the turn over and holds its lease (even with `force`).
+        SessionStateError: The running worker's lease holds, and not `force`.
+    """
+    lease = record.lease
+    if lease is None or not record.lease_held():
+        return
+    left = lease.expires_at - time.time()
+    if force and lease.takeover:
+        raise SessionConflictError(
+            f"Session {record.id!r} was taken over by worker {lease.owner!r}, which is finishing the turn "
+            f"(its lease ends in {left:.0f} s); nothing was run here. resume() takes over if that lease expires."
+        )
+    if not force:
+        raise SessionStateError(
+            f"Session {record.id!r} is running a turn in worker {lease.owner!r}, whose lease ends in "
+            f"{left:.0f} s; resume() takes over once it expires "
+            "(or call resume(force=True) if that worker is known to be dead).",
+            status=record.status,
+        )
+
+
+def check_not_running(record: SessionRecord) -> None:
+    """Refuse a new message while a live worker runs the session's turn (its lease holds).
+
+    Raises:
+        SessionStateError: It does.
+    """
+    if record.lease_held():
+        raise SessionStateError(
+            f"Session {record.id!r} is running a turn; wait for it, or call resume() if its worker died.",
+            status=record.status,
+            http_message=f"Session {record.id!r} is running a turn; send again once it ends (its stream "
+            "says when). A turn whose worker died is taken over once that worker's lease expires.",
+        )

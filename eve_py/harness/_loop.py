@@ -182,7 +182,7 @@ class TurnDriver:
                     then = functools.partial(self._next_turn, sent=queued)
                     record = await settle(self.writer, tools, record, dismiss=True, then=then)
                     continue
-                record = await settle(self.writer, tools, record)
+                record = await settle(self.writer, tools, record, default_expiry_s=self._agent.input_expires_after_s)
                 if record.status == "waiting":
                     return self.result(record, "waiting")
                 continue
@@ -315,7 +315,14 @@ class TurnDriver:
         events += [turn.stamp(StepCompletedData(**coords, finish_reason="tool-calls")), *rejected, *ran]
         pending = plan.pending(turn.turn_id, step_index, assistant)
         if pending.requests:
-            record = await park(self.writer, record, pending, events)
+            record = await park(
+                self.writer,
+                record,
+                pending,
+                events,
+                tools=self._agent.tools,
+                default_expiry_s=self._agent.input_expires_after_s,
+            )
             return record, self.result(record, "waiting")
         record = await self.writer.commit(record, events, messages=step_messages(pending), durable=False)
         return record, None

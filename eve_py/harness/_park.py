@@ -4,11 +4,13 @@
 tool's approval policy, and runs the calls that need no person, together, recording their
 `action.result` events in call order; the rest form the step's batch. `run_call` runs one
 call's resolvers and executor and returns its result, or the questions its resolvers ask (the
-call then parks on them). `park` commits a batch: the session waits on it.
+call then parks on them). `park` commits a batch: the session waits on it, each request with its
+deadline when its tool or the agent sets one (`parking._expire.with_deadlines`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
 import anyio
@@ -22,6 +24,7 @@ from eve_py.authoring._signature import NeedsInput
 from eve_py.errors import ToolError
 from eve_py.harness._commit import Writer
 from eve_py.parking._answers import schema_validator
+from eve_py.parking._expire import with_deadlines
 from eve_py.parking._park import StepPlan, decide, park_events, triage
 from eve_py.parking._results import action_result
 from eve_py.protocol import Event
@@ -153,12 +156,29 @@ async def run_step_calls(
     return plan, rejected, ran
 
 
-async def park(writer: Writer, record: SessionRecord, pending: PendingStep, events: list[Event]) -> SessionRecord:
+async def park(
+    writer: Writer,
+    record: SessionRecord,
+    pending: PendingStep,
+    events: list[Event],
+    *,
+    tools: Mapping[str, ResolvedTool],
+    default_expiry_s: float | None,
+) -> SessionRecord:
     """Store `pending` as the session's open batch, after `events`: `input.requested`, then `turn.waiting`.
+
+    Args:
+        writer: Commits the write.
+        record: The session as last written.
+        pending: The batch, its requests without deadlines yet.
+        events: What the step logged before it parked.
+        tools: The agent's tools (each one's `expires_after_s` sets its requests' deadlines).
+        default_expiry_s: The agent's `input_expires_after`, in seconds (None: no default).
 
     Raises:
         SessionConflictError: Another writer changed the session since `record` was read.
     """
+    pending = with_deadlines(pending, tools, default_expiry_s, time.time())
     parked = record.park(pending)
     assert parked.turn is not None
     return await writer.commit(parked, [*events, *park_events(parked.turn, pending)])

@@ -10,14 +10,23 @@ session = await runtime.get_session(session.id)         # also from another proc
 ```
 
 The `Session` handles it returns (`eve_py.harness._session`) send messages and answer requests.
+While `async with runtime.expiring():` runs (a server does), requests whose deadline passed are
+expired in the background (`eve_py.harness._expire`).
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import anyio
 
 from eve_py._version import version
 from eve_py.agent import Agent
 from eve_py.harness._commit import Committed, EventListener, notify
 from eve_py.harness._conversation import ConversationCache
+from eve_py.harness._expire import Sweeper
 from eve_py.harness._loop import TurnDriver
 from eve_py.harness._session import Session
 from eve_py.harness._turns import ActiveTurns
@@ -74,6 +83,8 @@ class Runtime:
         self._turns = ActiveTurns()
         self.conversations = ConversationCache()
         """Recent sessions' conversations, so a resumed session reads only what its log gained."""
+        self.sweeper = Sweeper(self.store, self._expire_one)
+        """The expiry sweep (`expiring` runs it); its `interval_s`, `batch` and `concurrency` may be tuned."""
 
     @property
     def model(self) -> Model:
@@ -112,14 +123,62 @@ class Runtime:
     async def get_session(self, session_id: str) -> Session:
         """Open a stored session (possibly created by another process).
 
+        When no expiry sweep runs here (`expiring`) and a request the session waits on is past its
+        deadline, it is expired first and the turn goes on (`Session.expire`).
+
         Raises:
             SessionNotFoundError: No such session.
+            SessionConflictError: Expiring it, another writer wrote first (open it again).
         """
-        return self._session(await self.store.load(session_id))
+        session = self._session(await self.store.load(session_id))
+        deadline = session.record.input_deadline
+        if deadline is not None and deadline <= time.time() and not self.sweeper.running:
+            await session.expire()
+        return session
+
+    async def expire_due(self) -> int:
+        """Expire every session waiting on a request past its deadline (at most `sweeper.batch` of them).
+
+        Returns:
+            How many due sessions were found.
+        """
+        return await self.sweeper.sweep()
+
+    @asynccontextmanager
+    async def expiring(self, expire_one: Callable[[str], Awaitable[object]] | None = None) -> AsyncIterator[None]:
+        """Expire requests in the background while the block runs: at once, then every `sweeper.interval_s`.
+
+        A running server does this for its whole life, so a request is expired within about a
+        second of its deadline, and deadlines that passed while no process ran are met as it starts.
+
+        Args:
+            expire_one: How one session is expired (the server runs it as its own background
+                work); `Session.expire` by default.
+        """
+        previous = self.sweeper.expire_one
+        if expire_one is not None:
+            self.sweeper.expire_one = expire_one
+        try:
+            async with anyio.create_task_group() as group:
+                await group.start(self.sweeper.run)
+                try:
+                    yield
+                finally:
+                    group.cancel_scope.cancel()
+        finally:
+            self.sweeper.expire_one = previous
+
+    async def _expire_one(self, session_id: str) -> None:
+        await self._session(await self.store.load(session_id)).expire()
 
     def _session(self, record: SessionRecord) -> Session:
         return Session(
-            record, store=self.store, conversations=self.conversations, new_driver=self._driver, turns=self._turns
+            record,
+            store=self.store,
+            conversations=self.conversations,
+            new_driver=self._driver,
+            turns=self._turns,
+            sweeper=self.sweeper,
         )
 
     def _driver(self) -> TurnDriver:

@@ -24,20 +24,21 @@ import anyio
 from eve_py._json import JsonSchema, JsonValue
 from eve_py.errors import (
     InvalidMessageError,
-    SessionConflictError,
-    SessionEndedError,
+    RequestExpiredError,
     SessionStateError,
     UsageError,
 )
 from eve_py.harness._accept import accept
 from eve_py.harness._conversation import ConversationCache
+from eve_py.harness._expire import Sweeper, commit_expiry
+from eve_py.harness._heartbeat import check_not_running, check_takeover
 from eve_py.harness._inputs import as_response, check_turn_input, context_text
 from eve_py.harness._links import AnswerLink, answer_link
 from eve_py.harness._loop import TurnDriver
 from eve_py.harness._turns import ActiveTurns
-from eve_py.parking._settle import dismissed_event
+from eve_py.parking._settle import dismissal
 from eve_py.protocol import Event, new_event, new_id
-from eve_py.protocol.messages import AssistantMessage, Message
+from eve_py.protocol.messages import Message
 from eve_py.protocol.payloads import (
     ContextClearedData,
     SessionCompletedData,
@@ -62,6 +63,7 @@ class Session:
         conversations: ConversationCache,
         new_driver: Callable[[], TurnDriver],
         turns: ActiveTurns,
+        sweeper: Sweeper | None = None,
     ) -> None:
         """A handle on `record`'s session (`Runtime.create_session` and `get_session` make them).
 
@@ -71,12 +73,14 @@ class Session:
             conversations: Recent sessions' conversations, shared by the runtime's handles.
             new_driver: Makes the driver of one call (`send`, `respond`, ...), with a writer of its own.
             turns: The turns running in this process (what `cancel` stops).
+            sweeper: The runtime's expiry sweep: while it runs, a late answer leaves expiring to it.
         """
         self._record = record
         self._store = store
         self._conversations = conversations
         self._new_driver = new_driver
         self._turns = turns
+        self._sweeper = sweeper
 
     @property
     def id(self) -> str:
@@ -159,15 +163,9 @@ class Session:
             output_schema=output_schema,
         )
         driver = self._new_driver()
-        record = _active(await self._store.load(self.id))
+        record = (await self._store.load(self.id)).active()
         if record.status == "running":
-            if record.lease_held():
-                raise SessionStateError(
-                    f"Session {self.id!r} is running a turn; wait for it, or call resume() if its worker died.",
-                    status=record.status,
-                    http_message=f"Session {self.id!r} is running a turn; send again once it ends (its stream "
-                    "says when). A turn whose worker died is taken over once that worker's lease expires.",
-                )
+            check_not_running(record)
             # The dead worker's turn is finished first, as resume() would; claiming it first means
             # that of several workers taking over, only one runs anything.
             await self._finish(driver, await driver.claim(record))
@@ -178,8 +176,8 @@ class Session:
         if record.status == "waiting" and pending is not None and record.turn is not None:
             # One write dismisses the batch and queues the message; settling the batch and starting
             # the new turn follow. A crash in between loses neither: resume() does both.
-            dismissed = dismissed_event(record.turn, pending)
-            record = await driver.writer.commit(record.dismiss(sent), [dismissed], durable=False)
+            dismissed, event = dismissal(record.turn, pending, time.time())
+            record = await driver.writer.commit(record.dismiss(sent, dismissed), [event], durable=False)
         else:
             started = driver.start_turn(record, sent)
             record = await driver.writer.commit(
@@ -222,6 +220,8 @@ class Session:
                 NaN, Infinity or a lone UTF-16 surrogate (which could not be stored as given).
             InvalidMessageError: `client_context` or `output_schema` holds NaN, Infinity or a lone surrogate.
             SessionConflictError: Another `respond()` answered the batch first; nothing written.
+            RequestExpiredError: A request's deadline passed; it resolved as `expired`, and the
+                turn went on without it (see `expire`). Nothing of these answers was written.
             InputResponseError: No response, or `settle=False` with no request left open.
             UsageError: `by` is not a non-empty string.
         """
@@ -230,11 +230,18 @@ class Session:
         checked = [as_response(r) for r in responses]
         check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
         driver = self._new_driver()
-        record = _active(await self._store.load(self.id))
+        record = (await self._store.load(self.id)).active()
         context = context_text(client_context)
-        record, settled = await accept(
-            driver, record, checked, client_context=context, output_schema=output_schema, settle=settle, by=by
-        )
+        try:
+            record, settled = await accept(
+                driver, record, checked, client_context=context, output_schema=output_schema, settle=settle, by=by
+            )
+        except RequestExpiredError:
+            if self._sweeper is not None and self._sweeper.running:
+                self._sweeper.poke()  # the sweep expires it within moments, as background work
+            else:
+                await self.expire()
+            raise
         if not settled:
             self._record = record
             return driver.result(record, "waiting")
@@ -261,20 +268,7 @@ class Session:
         driver = self._new_driver()
         record = await self._store.load(self.id)
         if record.status == "running":
-            lease = record.lease
-            if lease is not None and record.lease_held() and force and lease.takeover:
-                raise SessionConflictError(
-                    f"Session {self.id!r} was taken over by worker {lease.owner!r}, which is finishing the turn "
-                    f"(its lease ends in {lease.expires_at - time.time():.0f} s); nothing was run here. "
-                    "resume() takes over if that lease expires."
-                )
-            if lease is not None and record.lease_held() and not force:
-                raise SessionStateError(
-                    f"Session {self.id!r} is running a turn in worker {lease.owner!r}, whose lease ends in "
-                    f"{lease.expires_at - time.time():.0f} s; resume() takes over once it expires "
-                    "(or call resume(force=True) if that worker is known to be dead).",
-                    status=record.status,
-                )
+            check_takeover(record, force=force)
             return await self._finish(driver, await driver.claim(record))
         self._record = record
         if record.status == "waiting":
@@ -283,7 +277,7 @@ class Session:
         if turn is not None and turn.status == "failed":
             return driver.result(record, "failed", turn.error)
         conversation = await driver.writer.conversation(record)
-        return replace(driver.result(record, "completed"), message=_last_assistant_text(conversation.messages))
+        return replace(driver.result(record, "completed"), message=conversation.last_assistant_text())
 
     async def cancel(self) -> bool:
         """Cancel this session's turn: a running one in this process, or a parked one.
@@ -318,7 +312,7 @@ class Session:
             SessionEndedError: The session was reset.
             SessionConflictError: Another writer changed the session meanwhile.
         """
-        record = _active(await self._store.load(self.id))
+        record = (await self._store.load(self.id)).active()
         if record.status == "waiting" and not self._turns.running(self.id):
             await self.cancel()
             record = await self._store.load(self.id)
@@ -359,6 +353,29 @@ class Session:
         self._record = await self._new_driver().writer.commit(record.end(), [new_event(SessionCompletedData())])
         return True
 
+    async def expire(self) -> TurnResult | None:
+        """End the open requests whose deadline passed as `expired`, then go on with the turn.
+
+        Each one's call gets one error result (`INPUT_EXPIRED`); with no request left open the turn
+        goes on as after an answer. `Runtime.expiring` (a server) calls this on its own; without it,
+        `Runtime.get_session` and a late `respond` do (see `eve_py.harness._expire`).
+
+        Returns:
+            The turn's result, or None when no open request was due.
+
+        Raises:
+            SessionConflictError: Another writer (an answer, another worker) wrote first.
+        """
+        driver = self._new_driver()
+        expired = await commit_expiry(driver.writer, await self._store.load(self.id), time.time())
+        if expired is None:
+            return None
+        record, settled = expired
+        if not settled:
+            self._record = record
+            return driver.result(record, "waiting")
+        return await self._finish(driver, record)
+
     async def answer_link(
         self, request_id: str, *, expires_after: float | timedelta | None = None, base_url: str | None = None
     ) -> AnswerLink:
@@ -379,22 +396,3 @@ class Session:
         if result is None:  # cancelled through cancel()
             return driver.result(self._record, "failed", "The turn was cancelled.")
         return result
-
-
-def _active(record: SessionRecord) -> SessionRecord:
-    """The record, unless the session was reset.
-
-    Raises:
-        SessionEndedError: It was.
-    """
-    if record.status == "ended":
-        raise SessionEndedError(f"Session {record.id!r} was reset; start a new session.", status=record.status)
-    return record
-
-
-def _last_assistant_text(messages: Sequence[Message]) -> str | None:
-    """The text of the newest assistant message that has text."""
-    for message in reversed(messages):
-        if isinstance(message, AssistantMessage) and message.text:
-            return message.text
-    return None

@@ -40,6 +40,7 @@ async def settle(
     *,
     dismiss: bool = False,
     then: Callable[[SessionRecord], Write] | None = None,
+    default_expiry_s: float | None = None,
 ) -> SessionRecord:
     """Give every parked call of a settled batch its one result and append the step.
 
@@ -53,6 +54,7 @@ async def settle(
         record: The session, its batch settling (as stored).
         dismiss: Settle every open request as unanswered, asking nothing further.
         then: Called with the settled record; its record, events and messages join the write.
+        default_expiry_s: The agent's `input_expires_after` for a dependent question's new batch.
     """
     pending, turn = record.pending, record.turn
     assert pending is not None and turn is not None and record.settling, "only a settling batch is settled"
@@ -96,7 +98,8 @@ async def settle(
             elicitations=recorded,
             answered=[*pending.answered, *(r.request_id for r in pending.requests)],
         )
-        return await park(writer, record.checkpoint(pending, plan.approved_tools), again, events)
+        kept = record.checkpoint(pending, plan.approved_tools)
+        return await park(writer, kept, again, events, tools=tools, default_expiry_s=default_expiry_s)
     messages: list[Message] = [*step_messages(pending.with_results(results))]
     record = record.settle(plan.approved_tools, answered=bool(pending.answers))
     if then is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from eve_py.errors import InputResponseError, RequestAlreadyAnsweredError, UnknownRequestError
+from eve_py.errors import InputResponseError, RequestAlreadyAnsweredError, RequestExpiredError, UnknownRequestError
 from eve_py.parking import _resolutions as resolutions
 from eve_py.parking._answers import check_response
 from eve_py.protocol.payloads import InputResolution
@@ -38,7 +38,12 @@ def answered_before(pending: PendingStep | None, request_id: str) -> bool:
 
 
 def accept_answers(
-    pending: PendingStep, responses: Sequence[InputResponse], *, settle: bool = True, by: str = "local"
+    pending: PendingStep,
+    responses: Sequence[InputResponse],
+    *,
+    settle: bool = True,
+    by: str = "local",
+    expired: Acceptance | None = None,
 ) -> Acceptance:
     """Check every response against its request and record them all, or raise and record none.
 
@@ -48,6 +53,8 @@ def accept_answers(
         settle: False: keep the batch open even when every approval is answered (a person who
             leaves midway keeps what they answered); it settles with a later call.
         by: Who answers: kept with each answer (`PendingStep.answered_by`, `input.resolved`).
+        expired: The batch's requests whose deadline passed (`parking._expire.expire_due`): an
+            answer to one is refused; the others' expiry is recorded with the answers.
 
     Returns:
         The batch with the answers (normalized: a bare option id for a typed picker becomes its
@@ -55,14 +62,24 @@ def accept_answers(
 
     Raises:
         RequestAlreadyAnsweredError: A request was answered before, or twice in `responses`.
+        RequestExpiredError: A request's deadline passed (it is in `expired`).
         UnknownRequestError: A request id is not in the batch.
         InvalidAnswerError: An answer does not fit its request (option, value, schema, format).
         InputResponseError: `settle=False` with nothing left open to settle the batch with later.
     """
+    if expired is not None:
+        pending = expired.pending
     by_id = {request.request_id: request for request in pending.requests}
     accepted: dict[str, InputResponse] = {}
     for response in responses:
         request_id = response.request_id
+        if request_id in pending.expired:
+            deadline = by_id[request_id].expires_at or ""
+            raise RequestExpiredError(
+                f"Request {request_id!r} expired at {deadline} before this answer; it resolved as expired.",
+                request_id=request_id,
+                expires_at=deadline,
+            )
         if request_id in accepted or answered_before(pending, request_id):
             raise RequestAlreadyAnsweredError(f"Request {request_id!r} was already answered.", request_id=request_id)
         request = by_id.get(request_id)
@@ -81,7 +98,7 @@ def accept_answers(
             request_id=responses[0].request_id if responses else "",
         )
     settled = settle and pending.ready(answers)
-    resolved = resolutions.answered(pending.requests, accepted, by)
+    resolved = [*(expired.resolutions if expired else []), *resolutions.answered(pending.requests, accepted, by)]
     if settled:
         resolved += resolutions.unanswered(updated.open_requests())
     return Acceptance(pending=updated, settled=settled, resolutions=resolved)

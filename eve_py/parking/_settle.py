@@ -7,7 +7,9 @@ cancelled), each parked call gets exactly one tool result:
 - an approval: denied (or left out) gives one error result and an `action.result` event;
   approved means the executor runs (the harness runs it: `Settlement.rerun`);
 - a resolver's question: the answer is recorded and the call runs again with it (`rerun`),
-  where it finishes or asks a dependent question (a new batch of the same step).
+  where it finishes or asks a dependent question (a new batch of the same step);
+- any request whose deadline passed (`PendingStep.expired`): its call gets one error result
+  (`INPUT_EXPIRED`) and an `action.result` event, and does not run.
 
 `plan_settlement` decides; the harness runs the reruns and commits. `withdraw` is a parked
 turn's end by cancel: every parked call gets the cancelled result.
@@ -21,14 +23,15 @@ from dataclasses import dataclass
 from eve_py._json import JsonObject, JsonValue
 from eve_py.parking import _resolutions as resolutions
 from eve_py.parking._answers import approval_decision, client_result, denied_output, elicitation_outcome
+from eve_py.parking._expire import expire_due, expired_event, expired_result
 from eve_py.parking._results import action_result, error_result
 from eve_py.protocol import Event
 from eve_py.protocol.messages import ToolCallPart, ToolResultPart
-from eve_py.protocol.payloads import InputResolvedData, ResolutionOutcome, TurnCancelledData
+from eve_py.protocol.payloads import InputResolution, InputResolvedData, ResolutionOutcome, TurnCancelledData
 from eve_py.protocol.pending import PendingStep, RecordedOutcome
 from eve_py.protocol.turns import TurnState
 
-__all__ = ("CANCELLED_CALL_RESULT", "Settlement", "dismissed_event", "plan_settlement", "withdraw")
+__all__ = ("CANCELLED_CALL_RESULT", "Settlement", "dismissal", "plan_settlement", "withdraw")
 
 CANCELLED_CALL_RESULT = "The turn was cancelled before this call finished."
 """The result of a parked call whose turn was cancelled (eve's words)."""
@@ -79,7 +82,11 @@ def plan_settlement(
         answer = pending.answers.get(request.request_id)
         if call.tool_call_id in pending.results and request.kind == "tool-approval":
             continue  # decided and stored before a crash: its event is in the log already
-        if request.kind in ("question", "client-tool"):
+        if request.request_id in pending.expired:
+            if call.tool_call_id not in results:  # a call's second expired question adds nothing
+                events.append(expired_event(turn, pending.step_index, call, request))
+                results[call.tool_call_id] = expired_result(call, request)
+        elif request.kind in ("question", "client-tool"):
             output = client_result(request, answer)
             results[call.tool_call_id] = ToolResultPart(
                 tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=output
@@ -131,20 +138,30 @@ def _with_input(call: ToolCallPart, edited: JsonObject | None) -> ToolCallPart:
     return call if edited is None else call.model_copy(update={"input": edited})
 
 
-def _unanswered_event(turn: TurnState, pending: PendingStep, outcome: ResolutionOutcome) -> Event:
-    """`input.resolved` with every open request of the batch ended as `outcome`, unanswered."""
+def _unanswered_event(
+    turn: TurnState, pending: PendingStep, outcome: ResolutionOutcome, earlier: list[InputResolution] | None = None
+) -> Event:
+    """`input.resolved` with every open request of the batch ended as `outcome`, after `earlier` resolutions."""
     resolved = InputResolvedData(
         sequence=turn.sequence,
         turn_id=pending.turn_id,
         step_index=pending.step_index,
-        resolutions=resolutions.unanswered(pending.open_requests(), outcome),
+        resolutions=[*(earlier or []), *resolutions.unanswered(pending.open_requests(), outcome)],
     )
     return turn.stamp(resolved)
 
 
-def dismissed_event(turn: TurnState, pending: PendingStep) -> Event:
-    """`input.resolved` for a batch a new message dismisses: every open request ignored."""
-    return _unanswered_event(turn, pending, "ignored")
+def dismissal(turn: TurnState, pending: PendingStep, now: float) -> tuple[PendingStep, Event]:
+    """A batch a new message dismisses, and its `input.resolved`: every open request `ignored`.
+
+    Requests whose deadline passed (`now`, Unix seconds) resolve as `expired` instead, and their
+    calls get the expiry's result.
+    """
+    expired = expire_due(pending, now)
+    if expired is not None:
+        pending = expired.pending
+    event = _unanswered_event(turn, pending, "ignored", earlier=expired.resolutions if expired else [])
+    return pending, event
 
 
 def withdraw(turn: TurnState, pending: PendingStep) -> tuple[PendingStep, list[Event]]:

@@ -161,7 +161,11 @@ async def _lifespan(api: Api, app: Starlette, *, grace_s: float, owns_owners: bo
     """The app's lifetime: the task group turns run in, and the feed of other workers' commits."""
     store = api.runtime.store
     try:
-        async with api.runner.running(grace_s=grace_s), anyio.create_task_group() as feeds:
+        async with (
+            api.runner.running(grace_s=grace_s),
+            api.runtime.expiring(api.runner.expire),
+            anyio.create_task_group() as feeds,
+        ):
             if isinstance(store, SessionFeed):
                 await feeds.start(follow_feed, store, api.hub, api.runner)
             try:

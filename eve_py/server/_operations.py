@@ -8,6 +8,7 @@ which runs it as a task; its `name` is what the server's log calls the work. Eac
 - `Answer`: `Session.respond`, where answers are accepted (`eve_py.harness._accept`) and the
   batch settles once every approval is in (`eve_py.harness._settle`).
 - `Resume`: `Session.resume`, finishing a turn whose worker stopped.
+- `Expire`: `Session.expire`, requests past their deadline (found by the expiry sweep).
 
 Cancel, clear and reset are not run in the background: their routes call `Session.cancel`,
 `Session.clear` and `Session.reset` directly.
@@ -24,7 +25,7 @@ from eve_py.protocol.requests import InputResponse
 from eve_py.protocol.turns import TurnResult
 from eve_py.server._bodies import ClientContext
 
-__all__ = ("Answer", "Operation", "Resume", "Send")
+__all__ = ("Answer", "Expire", "Operation", "Resume", "Send")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,5 +77,16 @@ class Resume:
         return await session.resume()
 
 
-Operation: TypeAlias = Send | Answer | Resume
+@dataclass(frozen=True, slots=True)
+class Expire:
+    """A session waiting on a request past its deadline, found by the expiry sweep: expired here."""
+
+    name: ClassVar[str] = "expire"
+
+    async def __call__(self, session: Session) -> TurnResult | None:
+        """Expire the due requests and go on with the turn (see `Session.expire`)."""
+        return await session.expire()
+
+
+Operation: TypeAlias = Send | Answer | Resume | Expire
 """What a request asks the runner to do with a session."""

@@ -31,7 +31,7 @@ from eve_py.harness._runtime import Runtime
 from eve_py.harness._session import Session
 from eve_py.protocol import Event, TurnStarted
 from eve_py.server._hub import Hub
-from eve_py.server._operations import Operation
+from eve_py.server._operations import Expire, Operation
 
 __all__ = ("Started", "TurnRunner")
 
@@ -161,6 +161,16 @@ class TurnRunner:
         if turn_id is not None and (turn is None or turn.turn_id != turn_id):
             return False
         return await session.cancel()
+
+    async def expire(self, session_id: str) -> None:
+        """Expire the session's requests past their deadline as background work (the expiry sweep's way here).
+
+        Returns once the expiry is written; the turn goes on in the background, as after an answer.
+
+        Raises:
+            SessionConflictError: An answer (or another worker) wrote first.
+        """
+        await self.start(await self.runtime.get_session(session_id), Expire())
 
     def spawn(self, session: Session, work: Operation) -> None:
         """Run `work` on the session in the background without waiting for anything.

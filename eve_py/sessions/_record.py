@@ -28,6 +28,7 @@ from typing import Literal
 from pydantic import Field
 
 from eve_py._camel import CamelModel
+from eve_py.errors import SessionEndedError
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.turns import SessionStatus, TurnInput, TurnState
 
@@ -107,6 +108,16 @@ class SessionRecord(CamelModel):
         """The `sequence` the session's next turn gets."""
         return 0 if self.turn is None else self.turn.sequence + 1
 
+    def active(self) -> SessionRecord:
+        """This record, unless the session was reset.
+
+        Raises:
+            SessionEndedError: It was.
+        """
+        if self.ended:
+            raise SessionEndedError(f"Session {self.id!r} was reset; start a new session.", status="ended")
+        return self
+
     def lease_held(self) -> bool:
         """Whether a worker holds the running turn now (its lease has not expired)."""
         return self.lease is not None and self.lease.expires_at > time.time()
@@ -130,9 +141,9 @@ class SessionRecord(CamelModel):
         turn = self._turn()
         return self.model_copy(update={"pending": pending, "turn": turn.with_status("running") if settled else turn})
 
-    def dismiss(self, sent: TurnInput) -> SessionRecord:
-        """waiting → running: the open batch settles unanswered, then `sent` starts the next turn."""
-        return self.model_copy(update={"turn": self._turn().with_status("running"), "queued": sent})
+    def dismiss(self, sent: TurnInput, pending: PendingStep) -> SessionRecord:
+        """waiting → running: the open batch (`pending`) settles unanswered, then `sent` starts the next turn."""
+        return self.model_copy(update={"pending": pending, "turn": self._turn().with_status("running"), "queued": sent})
 
     def checkpoint(self, pending: PendingStep, approved_tools: list[str]) -> SessionRecord:
         """Settling: results computed so far are kept (an approved executor's result before anything else)."""

@@ -41,6 +41,8 @@ class ResolvedTool:
     """How to call the executor; None for client-resolved tools."""
     editable: bool = False
     """Whether a person approving a call may change its input."""
+    expires_after_s: float | None = None
+    """How long a call's request waits for its answer, in seconds; None: the agent's default."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -71,6 +73,7 @@ def field_problems(definition: ToolDefinition) -> list[str]:
     needs_approval: object = definition.needs_approval
     to_model_output: object = definition.to_model_output
     editable: object = definition.editable
+    expires: object = definition.expires_after_s
     if not isinstance(description, str) or not description.strip():
         problems.append("Its description must be a non-empty string.")
     if not isinstance(needs_approval, bool) and not callable(needs_approval):
@@ -81,6 +84,8 @@ def field_problems(definition: ToolDefinition) -> list[str]:
         problems.append("Its editable must be a bool.")
     elif editable and needs_approval is False:
         problems.append("It is editable but needs no approval: nobody would be asked to edit it.")
+    if expires is not None and (isinstance(expires, bool) or not isinstance(expires, int | float) or expires <= 0):
+        problems.append("Its expires_after_s must be a positive number of seconds.")
     return problems
 
 
@@ -144,4 +149,5 @@ def resolve_tool(definition: object, *, path: str, name: str | None = None) -> R
         path=path,
         plan=plan,
         editable=definition.editable,
+        expires_after_s=definition.expires_after_s,
     )
