@@ -277,3 +277,36 @@ async def test_the_chat_shows_who_answered_when_another_client_answered_first(
     assert out.index("approved by alice") < out.index("(the session no longer waits for these answers)")
     await here.aclose()
     await elsewhere.aclose()
+
+
+async def test_an_answer_after_the_deadline_shows_the_request_expired_once_and_the_turn_going_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    expiring = define_tool(
+        description="Publish a release.", execute=publish, needs_approval=True, expires_after=0.000001
+    )
+    render = Renderer()
+
+    async def listen(committed: Committed) -> None:
+        for event in committed.events:
+            render(event)
+
+    runtime = Runtime(Agent.from_definitions({"publish": expiring}), model=MockModel(respond), on_event=listen)
+    session = await runtime.create_session()
+    result = await session.send("publish 1.4.0")  # its deadline has passed by the time it is shown
+    typed = ["y"]
+
+    async def ask(prompt: str) -> str:
+        if not typed:
+            raise EOFError
+        return typed.pop(0)
+
+    with pytest.raises(EOFError):
+        await _converse(session, result, ask, render)
+
+    out = capsys.readouterr().out
+    assert "? Approve tool call: publish - the time to answer ran out at " in out
+    assert out.count("  ? Approve tool call: publish - expired: nobody answered by ") == 1
+    assert "agent > publish: INPUT_EXPIRED" in out
+    assert out.index("expired: nobody answered") < out.index("(the session no longer waits for these answers)")
+    await runtime.aclose()
