@@ -9,6 +9,7 @@ import pytest
 
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
 from eve_py.sessions.postgres import PostgresSessionStore
+from tests.clock import clock as clock  # the fixture, for every test
 from tests.postgres import PostgresServer, own_server
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,15 +1,11 @@
 """Requests that expire: a deadline on each request, `expired` when it passes, one INPUT_EXPIRED result.
 
-Time is moved forward by shifting `time.time` for the test (for everyone, or for one task
-through a context variable, so one task can stand after the deadline while another stands before
-it): deadlines are Unix times, so a shifted clock is all a passed deadline needs; no test sleeps.
+Time moves forward by a shifted `time.time` (`tests.clock`): no test sleeps.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextvars import ContextVar
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -35,31 +31,9 @@ from eve_py.protocol.messages import ToolMessage
 from eve_py.protocol.requests import parse_deadline
 from eve_py.sessions import SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
+from tests.clock import Clock
 
 pytestmark = pytest.mark.anyio
-
-_task_shift: ContextVar[float] = ContextVar("clock_shift", default=0.0)
-
-
-class Clock:
-    """`time.time` moved forward: `set(61)` for everyone, `set_for_task(61)` for the current task only."""
-
-    def __init__(self) -> None:
-        self.shift = 0.0
-
-    def set(self, seconds: float) -> None:
-        self.shift = seconds
-
-    def set_for_task(self, seconds: float) -> None:
-        _task_shift.set(seconds)
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
-    real = time.time
-    made = Clock()
-    monkeypatch.setattr(time, "time", lambda: real() + made.shift + _task_shift.get())
-    yield made
 
 
 def make_agent(ran: list[dict[str, Any]], *, default_s: float | None = None) -> tuple[Agent, MockModel]:
