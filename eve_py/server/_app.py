@@ -18,6 +18,10 @@ POST /eve/v1/session/{id}/reset {reason?}  -> 200 {ok, previousSessionId, status
                                            |  200 {ok, status: "no_active_session"}
 POST /eve/v1/session/{id}/compact          -> 501 unsupported (eve-py does not compact)
 GET  /eve/v1/session/{id}                  -> 200 {sessionId, status, turn, inputRequests, ...} (eve-py's own)
+POST /eve/v1/session/{id}/links {requestId, expiresAfter?}
+                                           -> 201 {ok, token, url, expiresAt} (a signed answer link; eve-py's own)
+GET|POST /eve/v1/answer/{token}            the linked request (JSON, or its page) | answer it: 202 (no API token;
+                                           see `eve_py.server._links`)
 GET  /                                     the browser chat
 ```
 
@@ -52,6 +56,7 @@ from eve_py.harness._runtime import Runtime
 from eve_py.server._auth import Authenticator, tokens_from_env
 from eve_py.server._feed import follow_feed
 from eve_py.server._guard import guard_middleware
+from eve_py.server._links import AnswerLinks
 from eve_py.server._owners import OwnerStore, owners_for
 from eve_py.server._routes import Api
 from eve_py.server._stream import STREAM_VERSION
@@ -135,6 +140,7 @@ def create_app(
 def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
     """Every route: eve's session API, then the browser chat's page and files."""
     session = f"{API_PREFIX}/session/{{session_id}}"
+    links = AnswerLinks(api, page=chat_ui)
     routes: list[Route | Mount] = [
         Route(f"{API_PREFIX}/health", api.health, methods=["GET", "HEAD"]),
         Route(f"{API_PREFIX}/info", api.info, methods=["GET"]),
@@ -146,6 +152,9 @@ def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
         Route(f"{session}/clear", api.clear, methods=["POST"]),
         Route(f"{session}/reset", api.reset, methods=["POST"]),
         Route(f"{session}/compact", api.compact, methods=["POST"]),
+        Route(f"{session}/links", links.create, methods=["POST"]),
+        Route(f"{API_PREFIX}/answer/{{token}}", links.show, methods=["GET"]),
+        Route(f"{API_PREFIX}/answer/{{token}}", links.answer, methods=["POST"]),
     ]
     if chat_ui:
         routes += [

@@ -4,9 +4,9 @@
 
 // --- input requests ----------------------------------------------------------------------------
 
-// eve-py's request: eve's InputRequest with `kind`, `display`, `schema` and `editSchema` taken
-// from `input.requested`'s `extensions[requestId]` when there is one (client tools, elicitations,
-// forms, typed pickers, editable approvals).
+// eve-py's request: eve's InputRequest with `kind`, `display`, `schema`, `editSchema` and
+// `expiresAt` taken from `input.requested`'s `extensions[requestId]` when there is one (client
+// tools, elicitations, forms, typed pickers, editable approvals, requests with a deadline).
 function mergeRequest(request, extension) {
   const merged = { ...request };
   if (extension) {
@@ -14,21 +14,13 @@ function mergeRequest(request, extension) {
     merged.display = extension.display ?? merged.display;
     if (extension.schema) merged.schema = extension.schema;
     if (extension.editSchema) merged.editSchema = extension.editSchema;
+    if (extension.expiresAt) merged.expiresAt = extension.expiresAt;
   } else {
     merged.kind = request.kind === "tool-approval" ? "tool-approval" : "question"; // session-limit: a question
   }
   merged.display ??= request.options?.length ? "select" : "text";
   return merged;
 }
-
-const OUTCOMES = {
-  answered: "✓ answered",
-  approved: "✓ approved",
-  denied: "✗ denied",
-  ignored: "skipped",
-  cancelled: "withdrawn: the turn was stopped",
-  invalid: "✗ not accepted",
-};
 
 // A batch holds one card per request. In a batch of several, a card's own buttons only mark it
 // ready; "Send answers" sends what every open card shows at that moment (a ticked box is sent
@@ -149,14 +141,15 @@ function focusOpenRequest() {
 function closeBatch(batch, note) {
   if (batch.closed) return;
   batch.closed = true;
+  for (const card of batch.cards.values()) card.closed();
   setControls(batch, false);
   batch.node.classList.add("closed");
   batch.node.append(el("p", { class: "answered", text: note }));
   state.batches = state.batches.filter((b) => b !== batch);
 }
 
-// `input.resolved`: each resolved request is closed and says what was chosen; a batch closes once
-// all of its are.
+// `input.resolved`: each resolved request is closed and says how it ended, what was chosen and who
+// chose it; a batch closes once all of its are.
 function resolveRequests(resolutions) {
   for (const resolution of resolutions) {
     for (const batch of state.batches) {
@@ -165,11 +158,9 @@ function resolveRequests(resolutions) {
       batch.outcomes.set(resolution.requestId, resolution.outcome);
       batch.sent.delete(resolution.requestId);
       card.node.dataset.outcome = resolution.outcome;
-      const chosen = describeAnswer(card.request, resolution.response);
-      const edited = resolution.outcome === "approved" && chosen && resolution.response?.editedInput;
-      const outcome = edited ? "✓ approved with changes" : OUTCOMES[resolution.outcome] ?? resolution.outcome;
-      card.status.textContent = chosen ? `${outcome}: ${chosen}` : outcome;
+      card.status.textContent = outcomeText(card.request, resolution);
       card.showError("");
+      card.closed();
     }
   }
   for (const batch of [...state.batches]) {
@@ -180,6 +171,8 @@ function resolveRequests(resolutions) {
     const outcomes = [...batch.outcomes.values()];
     if (outcomes.every((outcome) => outcome === "cancelled")) {
       closeBatch(batch, "Withdrawn: the turn was stopped.");
+    } else if (outcomes.every((outcome) => outcome === "expired")) {
+      closeBatch(batch, "Expired: nobody answered in time.");
     } else if (outcomes.every((outcome) => outcome === "ignored")) {
       closeBatch(batch, batch.dismissed ? "Skipped: a new message was sent instead." : "Skipped.");
     } else {

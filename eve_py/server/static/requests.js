@@ -92,6 +92,92 @@ function describeChanges(request, edited) {
     .join(" · ");
 }
 
+// How a request ended, in words (`input.resolved`'s outcome).
+const OUTCOMES = {
+  answered: "✓ answered",
+  approved: "✓ approved",
+  denied: "✗ denied",
+  ignored: "skipped",
+  cancelled: "withdrawn: the turn was stopped",
+  expired: "⊘ expired: not answered in time",
+  invalid: "✗ not accepted",
+};
+
+// Who answered (`answeredBy`), when it says more than "this person here": none for `local` (no API
+// token) or a bare token's anonymous principal (`tok_` and a digest).
+function answeredBy(name) {
+  if (!name || name === "local" || /^tok_[0-9a-f]{24}$/.test(name)) return "";
+  return name === "link" ? "through an answer link" : `by ${name}`;
+}
+
+// A resolved request's line: "✓ approved by alice", "✓ answered: Blue", "⊘ expired: ...".
+function outcomeText(request, resolution) {
+  const chosen = describeAnswer(request, resolution.response);
+  const edited = resolution.outcome === "approved" && chosen && resolution.response?.editedInput;
+  const outcome = edited ? "✓ approved with changes" : OUTCOMES[resolution.outcome] ?? resolution.outcome;
+  const who = answeredBy(resolution.answeredBy);
+  const line = who ? `${outcome} ${who}` : outcome;
+  return chosen ? `${line}: ${chosen}` : line;
+}
+
+// --- deadlines -----------------------------------------------------------------------------------
+
+// "3 d 4 h", "2 h 5 min", "4 min 12 s", "42 s": a span of milliseconds, as short words.
+function timeLeft(ms) {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  const [days, hours, minutes, seconds] = [Math.floor(total / 86400), Math.floor((total % 86400) / 3600), Math.floor((total % 3600) / 60), total % 60];
+  if (days) return hours ? `${days} d ${hours} h` : `${days} d`;
+  if (hours) return minutes ? `${hours} h ${minutes} min` : `${hours} h`;
+  if (minutes) return minutes < 10 && seconds ? `${minutes} min ${seconds} s` : `${minutes} min`;
+  return `${seconds} s`;
+}
+
+// A moment as the person's clock shows it: "14:30", or "25 Nov, 14:30" on another day.
+function clockText(at) {
+  const today = new Date().toDateString() === at.toDateString();
+  const options = today ? { hour: "2-digit", minute: "2-digit" } : { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" };
+  return at.toLocaleString([], options);
+}
+
+const deadlines = new Set(); // the deadline lines on the page that still count down
+let deadlineTimer = null;
+
+function tickDeadlines() {
+  for (const line of [...deadlines]) {
+    if (!line.isConnected) deadlines.delete(line); // its card was replaced (a new chat, a reload)
+    else line.update();
+  }
+  if (!deadlines.size) {
+    clearInterval(deadlineTimer);
+    deadlineTimer = null;
+  }
+}
+
+// "4 min 12 s left to answer (until 14:30)", counting down each second until `stop()`; "Time is
+// up" once the moment passed (the server then resolves the request as expired). `what` says
+// what ends: "to answer" for a request's own deadline.
+function deadlineView(expiresAt, what = "to answer") {
+  const at = new Date(expiresAt);
+  if (Number.isNaN(at.getTime())) return null;
+  const left = el("span", { class: "left" });
+  const line = el("p", { class: "deadline", "data-expires-at": expiresAt },
+    left, " ", el("time", { datetime: at.toISOString(), text: `(until ${clockText(at)})` }));
+  line.update = () => {
+    const ms = at.getTime() - Date.now();
+    line.classList.toggle("late", ms <= 0);
+    line.classList.toggle("soon", ms > 0 && ms <= 60_000);
+    left.textContent = ms > 0 ? `${timeLeft(ms)} left ${what}` : "Time is up";
+  };
+  line.stop = () => {
+    deadlines.delete(line);
+    line.hidden = true;
+  };
+  line.update();
+  deadlines.add(line);
+  deadlineTimer ??= setInterval(tickDeadlines, 1000);
+  return line;
+}
+
 // --- which widget --------------------------------------------------------------------------------
 
 // For a request with options and a schema holding exactly one required string or string-array
@@ -136,6 +222,8 @@ function renderRequest(request, answer, single) {
   }[request.kind] ?? request.kind;
   const ui = request.action?.input?.ui;
   node.append(el("span", { class: "kind", text: ui?.kind ? `${kindLabel} · ${ui.kind} picker` : kindLabel }));
+  const deadline = request.expiresAt ? deadlineView(request.expiresAt) : null;
+  if (deadline) node.append(deadline);
 
   const error = el("p", { class: "error-text", id: `${id}-error`, role: "alert", hidden: true });
   const status = el("span", { class: "staged", id: `${id}-status` });
@@ -152,6 +240,10 @@ function renderRequest(request, answer, single) {
         control.setAttribute("aria-invalid", "true");
         control.focus();
       }
+    },
+    // The card's request is closed (answered, expired, withdrawn): its deadline stops counting.
+    closed() {
+      deadline?.stop();
     },
     // The control to mark when the server refuses this card's answer with `message` (none here;
     // an approval's Edit form names the field).
