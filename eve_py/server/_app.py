@@ -53,6 +53,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from eve_py.harness._runtime import Runtime
+from eve_py.server._ag_ui import AgUi
 from eve_py.server._auth import Authenticator, tokens_from_env
 from eve_py.server._feed import follow_feed
 from eve_py.server._guard import guard_middleware
@@ -152,6 +153,7 @@ def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
         Route(f"{session}/clear", api.clear, methods=["POST"]),
         Route(f"{session}/reset", api.reset, methods=["POST"]),
         Route(f"{session}/compact", api.compact, methods=["POST"]),
+        *AgUi(api).routes(),
         Route(f"{session}/links", links.create, methods=["POST"]),
         Route(f"{API_PREFIX}/answer/{{token}}", links.show, methods=["GET"]),
         Route(f"{API_PREFIX}/answer/{{token}}", links.answer, methods=["POST"]),

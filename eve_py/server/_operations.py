@@ -58,11 +58,17 @@ class Answer:
     output_schema: JsonObject | None
     by: str
     """Who answers: the caller's token name."""
+    settle: bool = True
+    """False: keep the batch open though every approval is answered (see `Session.respond`)."""
 
     async def __call__(self, session: Session) -> TurnResult:
         """Answer the open requests (see `Session.respond`)."""
         return await session.respond(
-            self.responses, client_context=self.client_context, output_schema=self.output_schema, by=self.by
+            self.responses,
+            client_context=self.client_context,
+            output_schema=self.output_schema,
+            settle=self.settle,
+            by=self.by,
         )
 
 
