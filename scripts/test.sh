@@ -29,6 +29,11 @@ if ! cmp -s tests/eve_client/package-lock.json tests/eve_client/node_modules/.in
     npm install --prefix tests/eve_client --no-save --no-audit --no-fund --loglevel=error
     cp tests/eve_client/package-lock.json tests/eve_client/node_modules/.installed-lock.json
 fi
+# AG-UI's own client (npm package @ag-ui/client) drives POST /ag-ui in tests/ag_ui_client, on the same Node.
+if ! cmp -s tests/ag_ui_client/package-lock.json tests/ag_ui_client/node_modules/.installed-lock.json; then
+    npm install --prefix tests/ag_ui_client --no-save --no-audit --no-fund --loglevel=error
+    cp tests/ag_ui_client/package-lock.json tests/ag_ui_client/node_modules/.installed-lock.json
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,docs]'

