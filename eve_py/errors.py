@@ -20,6 +20,7 @@ EveError
 │       ├── RequestAlreadyAnsweredError requestId answered before (or twice in one call);
 │       │                               also a SessionConflictError: another respond() won
 │       ├── RequestExpiredError         the request's deadline passed: it resolved as expired
+│       ├── NotAnApproverError          the answering principal may not answer this approval
 │       └── InvalidAnswerError          option not offered, value fails the schema, ...
 │           └── EditNotAllowedError     an approval edits the input of a tool that is not editable
 ├── ToolError                   raised by a tool body or resolver: the call fails with this message,
@@ -55,8 +56,8 @@ from typing import Literal
 __all__ = (
     "ApiError", "AuthenticationError", "CompileError", "Diagnostic", "EditNotAllowedError", "EvalAssertionError",
     "EvalConfigurationError", "EvalError", "EveError", "InputResponseError", "InvalidAnswerError",
-    "InvalidMessageError", "LinkExpiredError", "LinkInvalidError", "ModelConfigurationError",
-    "ModelConnectionError", "ModelError", "ModelHTTPError", "PairingError", "RequestAlreadyAnsweredError",
+    "InvalidMessageError", "LinkExpiredError", "LinkInvalidError", "ModelConfigurationError", "ModelConnectionError",
+    "ModelError", "ModelHTTPError", "NotAnApproverError", "PairingError", "RequestAlreadyAnsweredError",
     "RequestExpiredError", "RunError", "SessionConflictError", "SessionEndedError", "SessionError",
     "SessionNotFoundError", "SessionNotWaitingError", "SessionStateError", "StoreSchemaError",
     "StoreUnavailableError", "ToolDefinitionError", "ToolError", "ToolResolutionError", "UnknownRequestError",
@@ -275,6 +276,10 @@ class RequestExpiredError(InputResponseError):
     def __init__(self, message: str, *, request_id: str, expires_at: str = "") -> None:
         super().__init__(message, request_id=request_id)
         self.expires_at = expires_at
+
+
+class NotAnApproverError(InputResponseError):
+    """The principal answering an approval is not one of its tool's `approvers`; nothing was recorded."""
 
 
 class InvalidAnswerError(InputResponseError):

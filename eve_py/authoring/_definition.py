@@ -14,7 +14,7 @@ other two exist.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeAlias
@@ -29,6 +29,7 @@ from eve_py.errors import ToolDefinitionError, UsageError
 
 __all__ = (
     "ApprovalPolicy",
+    "ApproverPolicy",
     "DisabledTool",
     "SchemaLike",
     "ToolDefinition",
@@ -41,6 +42,9 @@ __all__ = (
 
 ApprovalPolicy: TypeAlias = bool | Callable[[ApprovalContext], bool | Awaitable[bool]]
 """`True` (always ask), `False` (never ask), or a sync/async callable deciding per call."""
+
+ApproverPolicy: TypeAlias = Sequence[str] | Callable[[ApprovalContext, str], bool]
+"""Who may answer a call's approval: principal names (API token names), or `(ApprovalContext, principal) -> bool`."""
 
 SchemaLike: TypeAlias = type[BaseModel] | JsonSchema
 """A pydantic model class or a JSON Schema object."""
@@ -66,6 +70,10 @@ class ToolDefinition:
     """Projects the executor's output to what the model sees; events keep the full output."""
     editable: bool = False
     """Whether a person approving a call may change its input (`InputResponse.edited_input`)."""
+    approvers: tuple[str, ...] | Callable[[ApprovalContext, str], bool] | None = None
+    """Who may answer a call's approval (principal names, or a callable); None: whoever may answer the session."""
+    approvals_required: int = 1
+    """How many distinct approvers must approve a call before it runs (one denial denies it)."""
     expires_after_s: float | None = None
     """How long a call's request (its approval, or a client tool's question) waits for an answer, in
     seconds; None: the agent's `input_expires_after`, if any. Unanswered by then, it resolves as expired."""
@@ -113,6 +121,53 @@ def expiry_seconds(value: object, *, what: str, error: type[UsageError] = ToolDe
     return float(seconds)
 
 
+def _check_editable(editable: object, needs_approval: object) -> None:
+    if not isinstance(editable, bool):
+        raise ToolDefinitionError(f"define_tool: editable must be a bool, got {type(editable).__name__}")
+    if editable and needs_approval is False:
+        raise ToolDefinitionError(
+            "define_tool: editable=True lets the person approving a call change its input, so the tool needs "
+            "needs_approval=True (or a policy); without approval nobody is asked"
+        )
+
+
+def _check_approvers(
+    approvers: object, required: object, *, needs_approval: object, editable: bool
+) -> tuple[str, ...] | Callable[[ApprovalContext, str], bool] | None:
+    """`approvers` as stored (names as a tuple), once it and `approvals_required` make sense together.
+
+    Raises:
+        ToolDefinitionError: A wrong type, no approval to answer, too few approvers for the quorum,
+            or a quorum on an editable tool.
+    """
+    if isinstance(required, bool) or not isinstance(required, int) or required < 1:
+        raise ToolDefinitionError(f"define_tool: approvals_required must be a whole number >= 1, got {required!r}")
+    if (approvers is not None or required > 1) and needs_approval is False:
+        raise ToolDefinitionError(
+            "define_tool: approvers and approvals_required say who answers a call's approval, so the tool needs "
+            "needs_approval=True (or a policy)"
+        )
+    if required > 1 and editable:
+        raise ToolDefinitionError(
+            "define_tool: approvals_required > 1 with editable=True: every approver must approve the same input"
+        )
+    if approvers is None or callable(approvers):
+        return approvers
+    if isinstance(approvers, str) or not isinstance(approvers, Sequence) or not approvers:
+        raise ToolDefinitionError(
+            "define_tool: approvers must be a non-empty list of principal names or a callable "
+            f"(ApprovalContext, principal) -> bool, got {approvers!r}"
+        )
+    names = tuple(approvers)
+    if not all(isinstance(name, str) and name for name in names):
+        raise ToolDefinitionError(f"define_tool: approvers must be non-empty strings, got {approvers!r}")
+    if len(set(names)) < required:
+        raise ToolDefinitionError(
+            f"define_tool: approvals_required={required} but only {len(set(names))} approvers are named"
+        )
+    return names
+
+
 def _check_description(description: object) -> str:
     if not isinstance(description, str) or not description.strip():
         raise ToolDefinitionError("a tool needs a non-empty description string")
@@ -136,6 +191,8 @@ def define_tool(
     to_model_output: Callable[[JsonValue], JsonValue] | None = None,
     editable: bool = False,
     expires_after: float | timedelta | None = None,
+    approvers: ApproverPolicy | None = None,
+    approvals_required: int = 1,
 ) -> ToolDefinition:
     """Define a tool the server executes.
 
@@ -159,6 +216,12 @@ def define_tool(
             by then it resolves as `expired` and the model gets one `INPUT_EXPIRED` error result
             for the call. Defaults to the agent's `input_expires_after` (none: no deadline).
             Needs `needs_approval`.
+        approvers: Who may answer a call's approval: principal names (the HTTP API's token
+            names, `respond(by=...)` in Python) or a callable `(ApprovalContext, principal) -> bool`.
+            An answer from anyone else is refused (`NotAnApproverError`, HTTP 403).
+        approvals_required: How many distinct approvers must approve before the call runs (M of
+            N); one denial denies it, each approval is recorded as it arrives (`input.approved`),
+            the same principal approving twice is refused; not with `editable`.
 
     Raises:
         ToolDefinitionError: `execute` is missing or not callable, its signature cannot be
@@ -175,19 +238,14 @@ def define_tool(
         raise ToolDefinitionError(f"define_tool: execute must be callable, got {type(execute).__name__}")
     if to_model_output is not None and not callable(to_model_output):
         raise ToolDefinitionError("define_tool: to_model_output must be callable")
-    if not isinstance(editable, bool):
-        raise ToolDefinitionError(f"define_tool: editable must be a bool, got {type(editable).__name__}")
-    if editable and needs_approval is False:
-        raise ToolDefinitionError(
-            "define_tool: editable=True lets the person approving a call change its input, so the tool needs "
-            "needs_approval=True (or a policy); without approval nobody is asked"
-        )
+    _check_editable(editable, needs_approval)
     expires_after_s = expiry_seconds(expires_after, what="define_tool: expires_after")
     if expires_after_s is not None and needs_approval is False:
         raise ToolDefinitionError(
             "define_tool: expires_after bounds how long a call's approval waits, so the tool needs "
             "needs_approval=True (or a policy); without approval nothing waits"
         )
+    who = _check_approvers(approvers, approvals_required, needs_approval=needs_approval, editable=editable)
     plan = plan_executor(execute, tool=getattr(execute, "__name__", description))
     return ToolDefinition(
         description=description,
@@ -199,6 +257,8 @@ def define_tool(
         to_model_output=to_model_output,
         editable=editable,
         expires_after_s=expires_after_s,
+        approvers=who,
+        approvals_required=approvals_required,
         plan=plan,
     )
 

@@ -12,6 +12,7 @@ from eve_py.errors import (
     EditNotAllowedError,
     EveError,
     InvalidAnswerError,
+    NotAnApproverError,
     RequestAlreadyAnsweredError,
     RequestExpiredError,
     SessionConflictError,
@@ -52,6 +53,8 @@ def error_for(response: httpx.Response) -> EveError:
         return SessionEndedError(message, status="ended")
     if code == "request_already_answered":
         return RequestAlreadyAnsweredError(message, request_id=request_id)
+    if code == "not_an_approver":
+        return NotAnApproverError(message, request_id=request_id)
     if code == "request_expired":
         return RequestExpiredError(message, request_id=request_id)
     if code == "unknown_request":

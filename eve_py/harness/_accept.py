@@ -8,9 +8,11 @@ is written unless every answer passes.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from eve_py._context import ApprovalContext
 from eve_py._json import JsonSchema
 from eve_py.errors import (
     InputResponseError,
@@ -19,12 +21,16 @@ from eve_py.errors import (
     SessionNotWaitingError,
 )
 from eve_py.harness._loop import TurnDriver
-from eve_py.parking._accept import accept_answers, answered_before
+from eve_py.parking._accept import Acceptance, accept_answers, answered_before
 from eve_py.parking._expire import INPUT_EXPIRED, expire_due
+from eve_py.protocol import Event
 from eve_py.protocol.messages import Message, ToolMessage, ToolResultPart
-from eve_py.protocol.payloads import InputResolvedData, TurnWaitingData
-from eve_py.protocol.requests import InputResponse
+from eve_py.protocol.payloads import InputApprovedData, InputResolvedData, TurnWaitingData
+from eve_py.protocol.pending import PendingStep
+from eve_py.protocol.requests import InputRequest, InputResponse
+from eve_py.protocol.turns import TurnState
 from eve_py.sessions._record import SessionRecord
+from eve_py.tools._resolved import ResolvedTool
 
 __all__ = ("accept",)
 
@@ -97,17 +103,49 @@ async def accept(
             status=record.status,
         )
     expired = expire_due(pending, time.time())
-    accepted = accept_answers(pending, responses, settle=settle, by=by, expired=expired)
+    may_approve = functools.partial(_may_approve, driver.tools, record)
+    accepted = accept_answers(pending, responses, settle=settle, by=by, expired=expired, may_approve=may_approve)
     turn = record.turn.with_context(client_context, output_schema)
-    coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
-    resolved = InputResolvedData(**coords, step_index=pending.step_index, resolutions=accepted.resolutions)
-    events = [turn.stamp(resolved)]
-    if not accepted.settled:  # the rest of the batch is still awaited: the turn parks again
-        events.append(turn.stamp(TurnWaitingData(**coords)))
+    events = _accepted_events(turn, pending, accepted, by)
     answered = record.with_turn(turn).answer(accepted.pending, settled=accepted.settled)
     # Settled, the answers are synced by the call's last write; not settled, this write is the last.
     stored = await driver.writer.commit(answered, events, durable=not accepted.settled)
     return stored, accepted.settled
+
+
+def _accepted_events(turn: TurnState, pending: PendingStep, accepted: Acceptance, by: str) -> list[Event]:
+    """`input.resolved` (when a request ended), `input.approved` per approval short of its quorum, and
+    `turn.waiting` when the batch stays open."""
+    coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": pending.step_index}
+    events: list[Event] = []
+    if accepted.resolutions:
+        events.append(turn.stamp(InputResolvedData(**coords, resolutions=accepted.resolutions)))
+    for request in pending.requests:
+        if (names := accepted.approvals.get(request.request_id)) is not None:
+            required = request.approvals_required or 1
+            approved = InputApprovedData(
+                **coords, request_id=request.request_id, approved_by=by, approvals=names, required=required
+            )
+            events.append(turn.stamp(approved))
+    if not accepted.settled:  # the rest of the batch is still awaited: the turn parks again
+        events.append(turn.stamp(TurnWaitingData(sequence=turn.sequence, turn_id=turn.turn_id)))
+    return events
+
+
+def _may_approve(tools: Mapping[str, ResolvedTool], record: SessionRecord, request: InputRequest, by: str) -> bool:
+    """Whether `by` may answer `request` (an approval), by its tool's `approvers`; a tool gone since: anyone."""
+    tool = tools.get(request.action.tool_name)
+    if tool is None:
+        return True
+    action = request.action
+    context = ApprovalContext(
+        session_id=record.id,
+        call_id=action.call_id,
+        tool_name=action.tool_name,
+        tool_input=action.input,
+        approved_tools=frozenset(record.approved_tools),
+    )
+    return tool.may_approve(context, by)
 
 
 def _result_in(messages: Sequence[Message], request_id: str) -> ToolResultPart | None:

@@ -17,6 +17,7 @@ A crash anywhere leaves the last committed state; `Session.resume()` continues f
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
 import anyio
@@ -56,6 +57,7 @@ from eve_py.protocol.payloads import (
 from eve_py.protocol.turns import TurnInput, TurnResult, TurnResultStatus, TurnState
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
+from eve_py.tools._resolved import ResolvedTool
 
 __all__ = ("TurnDriver",)
 
@@ -86,6 +88,11 @@ class TurnDriver:
         )
         self._message: str | None = None
         self._result: JsonValue | None = None
+
+    @property
+    def tools(self) -> Mapping[str, ResolvedTool]:
+        """The agent's tools by name."""
+        return self._agent.tools
 
     def start_turn(self, record: SessionRecord, sent: TurnInput) -> Write:
         """`record` with a new turn started by what a person `sent`, its first events and its message."""

@@ -79,6 +79,8 @@ def approval_request(call: ToolCallPart, tool: ResolvedTool) -> InputRequest:
         options=list(APPROVAL_OPTIONS),
         allow_freeform=False,
         edit_schema=tool.input_schema if tool.editable else None,
+        approvers=list(tool.approvers) if isinstance(tool.approvers, tuple) else None,
+        approvals_required=tool.approvals_required if tool.approvals_required > 1 else None,
     )
 
 

@@ -21,9 +21,15 @@ def _outcome(request: InputRequest, answer: InputResponse) -> ResolutionOutcome:
 
 
 def answered(
-    requests: Iterable[InputRequest], answers: Mapping[str, InputResponse], by: str | None = None
+    requests: Iterable[InputRequest],
+    answers: Mapping[str, InputResponse],
+    by: str | None = None,
+    approvals: Mapping[str, list[str]] | None = None,
 ) -> list[InputResolution]:
-    """One resolution per request of `requests` that `answers` (checked answers, by request id) answers, `by` whom."""
+    """One resolution per request of `requests` that `answers` (checked answers, by request id) answers, `by` whom.
+
+    `approvals`: for approvals that needed several approvers, every approver (by request id).
+    """
     return [
         InputResolution(
             kind=request.to_eve().kind,
@@ -31,6 +37,7 @@ def answered(
             request_id=request.request_id,
             response=answer,
             answered_by=by,
+            approved_by=(approvals or {}).get(request.request_id) if answer.option_id == "approve" else None,
         )
         for request in requests
         if (answer := answers.get(request.request_id)) is not None

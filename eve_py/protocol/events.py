@@ -21,6 +21,7 @@ from eve_py.protocol.payloads import (
     ActionsRequestedData,
     ContextClearedData,
     EventData,
+    InputApprovedData,
     InputRequestedData,
     InputResolvedData,
     MessageAppendedData,
@@ -49,6 +50,7 @@ __all__ = (
     "ContextCleared",
     "EVENT_TYPES",
     "Event",
+    "InputApproved",
     "InputRequested",
     "InputResolved",
     "MessageAppended",
@@ -170,6 +172,14 @@ class InputResolved(_Event):
     meta: EventMeta
 
 
+class InputApproved(_Event):
+    """eve-py's: one approval of a request that needs several (eve's client ignores the type)."""
+
+    type: Literal["input.approved"] = "input.approved"
+    data: InputApprovedData
+    meta: EventMeta
+
+
 class TurnWaiting(_Event):
     type: Literal["turn.waiting"] = "turn.waiting"
     data: TurnWaitingData
@@ -233,6 +243,7 @@ Event: TypeAlias = Annotated[
     | ActionResult
     | InputRequested
     | InputResolved
+    | InputApproved
     | TurnWaiting
     | TurnCompleted
     | TurnFailed
@@ -277,6 +288,7 @@ _CLASSES: tuple[type[_Event], ...] = (
     ActionResult,
     InputRequested,
     InputResolved,
+    InputApproved,
     TurnWaiting,
     TurnCompleted,
     TurnFailed,

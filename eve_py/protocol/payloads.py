@@ -33,6 +33,7 @@ __all__ = (
     "EventData",
     "FinishReason",
     "InputRequestedData",
+    "InputApprovedData",
     "InputResolution",
     "InputResolvedData",
     "MessageAppendedData",
@@ -254,6 +255,20 @@ class InputResolution(EventData):
     response: InputResponse | None = None
     answered_by: str | None = None
     """Who answered (an eve-py extension): the API token's name, `link`, or `respond(by=...)`."""
+    approved_by: list[str] | None = None
+    """An approval that needed several approvers: each of them, in the order they approved (eve-py's)."""
+
+
+class InputApprovedData(_StepScoped):
+    """`input.approved` (eve-py's): one approver approved a request that needs more; it stays open."""
+
+    request_id: str
+    approved_by: str
+    """Who approved now."""
+    approvals: list[str]
+    """Every approver so far, in order (this one last)."""
+    required: int
+    """How many approvals the call needs before it runs."""
 
 
 class InputResolvedData(_StepScoped):

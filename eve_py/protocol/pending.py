@@ -68,6 +68,8 @@ class PendingStep(CamelModel):
     """Answers to resolver questions, by call id then resolver key, kept until the call has its result."""
     answered: list[str] = Field(default_factory=list)
     """Request ids of this step's earlier, settled batches (a step parks again for dependent questions)."""
+    approvals: dict[str, list[str]] = Field(default_factory=dict)
+    """For approvals that need several approvers, by request id: who approved so far, in order."""
     expired: list[str] = Field(default_factory=list)
     """Request ids of this batch whose deadline passed unanswered: each call gets the expiry's error result."""
 

@@ -7,7 +7,7 @@ InputRequest  {requestId, kind: "question"|"client-tool"|"tool-approval"|"elicit
                action: {kind: "tool-call", callId, toolName, input},
                prompt, display: "text"|"select"|"confirmation"|"form",
                options?: [{id, label, description?, style?}], allowFreeform?, schema?,
-               editSchema?, expiresAt?}
+               editSchema?, expiresAt?, approvers?, approvalsRequired?}
 InputResponse {requestId, optionId?, text?, value?, action?: "accept"|"decline"|"cancel",
                editedInput?}
 ```
@@ -97,6 +97,10 @@ class InputRequest(CamelModel):
     """When the request expires unanswered: RFC 3339, UTC (`2026-11-25T10:00:00.000Z`); None: never.
 
     Set when the call parks, from the tool's `expires_after` (or the agent's `input_expires_after`)."""
+    approvers: list[str] | None = None
+    """An approval's named approvers (the tool's `approvers` list); None: anyone who may answer (or a policy)."""
+    approvals_required: int | None = None
+    """An approval's quorum when it needs more than one approver (the tool's `approvals_required`)."""
 
     @property
     def deadline(self) -> float | None:
@@ -128,6 +132,8 @@ class InputRequest(CamelModel):
             and self.response_schema is None
             and self.edit_schema is None
             and self.expires_at is None
+            and self.approvers is None
+            and self.approvals_required is None
         ):
             return None
         return RequestExtension(
@@ -136,6 +142,8 @@ class InputRequest(CamelModel):
             response_schema=self.response_schema,
             edit_schema=self.edit_schema,
             expires_at=self.expires_at,
+            approvers=self.approvers,
+            approvals_required=self.approvals_required,
         )
 
     @classmethod
@@ -146,10 +154,11 @@ class InputRequest(CamelModel):
         """
         kind: RequestKind = "tool-approval" if request.kind == "tool-approval" else "question"
         display: Display = request.display or ("select" if request.options else "text")
-        schema = edit_schema = expires_at = None
+        schema = edit_schema = expires_at = approvers = required = None
         if extension is not None:
             kind, display, schema = extension.kind, extension.display, extension.response_schema
             edit_schema, expires_at = extension.edit_schema, extension.expires_at
+            approvers, required = extension.approvers, extension.approvals_required
         return cls(
             request_id=request.request_id,
             kind=kind,
@@ -161,6 +170,8 @@ class InputRequest(CamelModel):
             response_schema=schema,
             edit_schema=edit_schema,
             expires_at=expires_at,
+            approvers=approvers,
+            approvals_required=required,
         )
 
 
@@ -187,6 +198,10 @@ class RequestExtension(CamelModel):
     """An editable approval's: the schema an approval's `editedInput` must satisfy."""
     expires_at: str | None = None
     """When the request expires unanswered (RFC 3339, UTC); absent: never."""
+    approvers: list[str] | None = None
+    """An approval's named approvers; absent: anyone who may answer the session (or a policy decides)."""
+    approvals_required: int | None = None
+    """An approval's quorum, when more than one approver must approve."""
 
 
 class InputResponse(CamelModel):

@@ -22,6 +22,7 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 | 415 | `unsupported_media_type` | a body sent as anything but `application/json`, or a message part that is not text |
 | 422 | `invalid_answer` | an answer that does not fit its request (option not offered, value fails the schema) |
 | 422 | `unknown_request` | a `requestId` that is not in the parked batch |
+| 403 | `not_an_approver` | an answer to an approval from a principal not among its tool's `approvers` |
 | 409 | `request_expired` | an answer to a request whose deadline (`expiresAt`) passed: it resolved as `expired` |
 | 422 | `edit_not_allowed` | an approval with `editedInput` for a tool not defined with `editable=True` |
 | 501 | `unsupported` | a control eve-py does not implement (`compact`) |
@@ -44,6 +45,7 @@ from eve_py.errors import (
     InputResponseError,
     InvalidMessageError,
     ModelConfigurationError,
+    NotAnApproverError,
     RequestAlreadyAnsweredError,
     RequestExpiredError,
     SessionConflictError,
@@ -193,6 +195,7 @@ _STATUSES: tuple[tuple[type[EveError], int, str], ...] = (
     (InvalidMessageError, 400, "invalid_message"),
     (RequestAlreadyAnsweredError, 409, "request_already_answered"),
     (RequestExpiredError, 409, "request_expired"),
+    (NotAnApproverError, 403, "not_an_approver"),
     (UnknownRequestError, 422, "unknown_request"),
     (EditNotAllowedError, 422, "edit_not_allowed"),
     (InputResponseError, 422, "invalid_answer"),

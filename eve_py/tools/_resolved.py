@@ -43,6 +43,19 @@ class ResolvedTool:
     """Whether a person approving a call may change its input."""
     expires_after_s: float | None = None
     """How long a call's request waits for its answer, in seconds; None: the agent's default."""
+    approvers: tuple[str, ...] | Callable[[ApprovalContext, str], bool] | None = None
+    """Who may answer a call's approval; None: whoever may answer the session."""
+    approvals_required: int = 1
+    """How many distinct approvers must approve a call before it runs."""
+
+    def may_approve(self, ctx: ApprovalContext, principal: str) -> bool:
+        """Whether `principal` may answer this call's approval (a callable policy must be sync)."""
+        policy = self.approvers
+        if policy is None:
+            return True
+        if callable(policy):
+            return bool(policy(ctx, principal))
+        return principal in policy
 
     @property
     def spec(self) -> ToolSpec:
@@ -150,4 +163,6 @@ def resolve_tool(definition: object, *, path: str, name: str | None = None) -> R
         plan=plan,
         editable=definition.editable,
         expires_after_s=definition.expires_after_s,
+        approvers=definition.approvers,
+        approvals_required=definition.approvals_required,
     )
