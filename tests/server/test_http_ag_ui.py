@@ -16,6 +16,7 @@ import pytest
 from eve_py.agent import Agent
 from eve_py.protocol.requests import InputRequest, ToolCallAction
 from eve_py.server._ag_ui_events import interrupt_of
+from eve_py.sessions import SQLiteSessionStore
 from tests.server.helpers import ALICE, BOB, Served, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio
@@ -206,3 +207,26 @@ def test_a_request_that_expires_says_when() -> None:
         expires_at="2030-01-01T00:00:00.000Z",
     )
     assert interrupt_of(request).model_dump(by_alias=True)["expiresAt"] == "2030-01-01T00:00:00.000Z"
+
+
+async def test_a_thread_goes_on_after_a_server_restart(hitl_agent: Agent, tmp_path: Any) -> None:
+    path = tmp_path / "sessions.db"
+    store = SQLiteSessionStore(path)
+    try:
+        async with serve(hitl_runtime(hitl_agent, store=store)) as served, client(served) as http:
+            [interrupt] = interrupts(await run(http, "t-restart", message="help me pick a template"))
+    finally:
+        await store.aclose()
+
+    store = SQLiteSessionStore(path)
+    try:
+        async with serve(hitl_runtime(hitl_agent, store=store)) as served, client(served) as http:
+            again = interrupts(await run(http, "t-restart"))
+            answer = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"pickedIds": ["tpl_red"]}}
+            done = await run(http, "t-restart", resume=[answer])
+            idle = await run(http, "t-restart")
+    finally:
+        await store.aclose()
+    assert again == [interrupt], "a run with nothing new reports the open interrupts"
+    assert text(done) == "Recorded your pick: tpl_red."
+    assert types(idle) == ["RUN_STARTED", "RUN_FINISHED"] and "outcome" not in idle[-1]
