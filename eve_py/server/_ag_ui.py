@@ -15,7 +15,9 @@ completes, fails or parks. A parked turn ends the run with the `interrupt` outco
 that eve-py refuses (unknown request, a payload that does not fit, a second answer) ends the
 run with `RUN_ERROR` and eve-py's error code, and stores nothing. A resume that answers only
 some of the open requests keeps the batch open: the run ends with an interrupt per request
-still open (AG-UI's own client sends every interrupt's entry; eve-py also takes fewer).
+still open (AG-UI's own client sends every interrupt's entry; eve-py also takes fewer). A run
+with no messages and nothing to do (a client attaching to a stored thread) gets the stored
+conversation as `MESSAGES_SNAPSHOT` (`eve_py.server._ag_ui_messages`).
 Authentication, origin and body checks are the session routes' own.
 """
 
@@ -45,6 +47,7 @@ from eve_py.errors import EveError, SessionNotFoundError, StoreUnavailableError
 from eve_py.protocol import InputRequested, TurnWaiting, new_id
 from eve_py.protocol.requests import InputRequest
 from eve_py.server._ag_ui_events import RunProjection, response_of
+from eve_py.server._ag_ui_messages import snapshot_of
 from eve_py.server._bodies import bad_request, error_body, error_headers, error_status
 from eve_py.server._hub import Subscriber
 from eve_py.server._operations import Answer, Operation, Send
@@ -154,6 +157,10 @@ class AgUi:
                 for event in projection.error(str(error_body(exc)["error"]), code):
                     yield _sse(event)
                 return
+            if begun.start is None and not body.messages:
+                # A client attaching to a thread it has no messages of (a new page on a stored thread).
+                session = await self.api.runtime.get_session(session_id)
+                yield _sse(snapshot_of(await session.messages()))
             async for chunk in self._follow(session_id, begun, projection, subscriber):
                 yield chunk
         finally:

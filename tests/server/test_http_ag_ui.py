@@ -229,4 +229,10 @@ async def test_a_thread_goes_on_after_a_server_restart(hitl_agent: Agent, tmp_pa
         await store.aclose()
     assert again == [interrupt], "a run with nothing new reports the open interrupts"
     assert text(done) == "Recorded your pick: tpl_red."
-    assert types(idle) == ["RUN_STARTED", "RUN_FINISHED"] and "outcome" not in idle[-1]
+    assert types(idle) == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"] and "outcome" not in idle[-1]
+    conversation = idle[1]["messages"]
+    assert conversation[0] == {"id": "user_0", "role": "user", "content": "help me pick a template"}
+    [picker] = [m for m in conversation if m["role"] == "assistant" and m.get("toolCalls")][:1]
+    assert picker["toolCalls"][0]["function"]["name"] == "ask_question"
+    assert {"role": "tool", "toolCallId": interrupt["toolCallId"]}.items() <= conversation[2].items()
+    assert conversation[-1]["content"] == "Recorded your pick: tpl_red."
