@@ -22,6 +22,8 @@ POST /eve/v1/session/{id}/links {requestId, expiresAfter?}
                                            -> 201 {ok, token, url, expiresAt} (a signed answer link; eve-py's own)
 GET|POST /eve/v1/answer/{token}            the linked request (JSON, or its page) | answer it: 202 (no API token;
                                            see `eve_py.server._links`)
+GET|POST /eve/v1/approvals                 the approvals waiting for the caller across sessions | answer
+                                           them (see `eve_py.server._approvals`)
 GET  /                                     the browser chat
 ```
 
@@ -54,6 +56,7 @@ from starlette.staticfiles import StaticFiles
 
 from eve_py.harness._runtime import Runtime
 from eve_py.server._ag_ui import AgUi
+from eve_py.server._approvals import Approvals
 from eve_py.server._auth import Authenticator, tokens_from_env
 from eve_py.server._feed import follow_feed
 from eve_py.server._guard import guard_middleware
@@ -142,6 +145,7 @@ def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
     """Every route: eve's session API, then the browser chat's page and files."""
     session = f"{API_PREFIX}/session/{{session_id}}"
     links = AnswerLinks(api, page=chat_ui)
+    approvals = Approvals(api)
     routes: list[Route | Mount] = [
         Route(f"{API_PREFIX}/health", api.health, methods=["GET", "HEAD"]),
         Route(f"{API_PREFIX}/info", api.info, methods=["GET"]),
@@ -157,6 +161,8 @@ def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
         Route(f"{session}/links", links.create, methods=["POST"]),
         Route(f"{API_PREFIX}/answer/{{token}}", links.show, methods=["GET"]),
         Route(f"{API_PREFIX}/answer/{{token}}", links.answer, methods=["POST"]),
+        Route(f"{API_PREFIX}/approvals", approvals.list, methods=["GET"]),
+        Route(f"{API_PREFIX}/approvals", approvals.answer, methods=["POST"]),
     ]
     if chat_ui:
         routes += [

@@ -58,6 +58,10 @@ class ForwardingStore:
         """See `SessionStore.due`."""
         return await self.inner.due(now, limit)
 
+    async def waiting(self, limit: int = 1000) -> list[str]:
+        """See `SessionStore.waiting`."""
+        return await self.inner.waiting(limit)
+
     async def secret(self, name: str) -> bytes:
         """See `SessionStore.secret`."""
         return await self.inner.secret(name)

@@ -91,6 +91,10 @@ class MemorySessionStore:
         found = sorted((at, session_id) for session_id, at in self._deadlines.items() if at <= now)
         return [session_id for _, session_id in found[:limit]]
 
+    async def waiting(self, limit: int = 1000) -> list[str]:
+        """See `SessionStore.waiting`."""
+        return [sid for sid, record in self._records.items() if record.status == "waiting"][:limit]
+
     async def secret(self, name: str) -> bytes:
         """See `SessionStore.secret` (made once per store object)."""
         return self._secrets.setdefault(name, secrets.token_bytes(32))

@@ -334,6 +334,12 @@ class SQLiteSessionStore:
         rows = await self._run(lambda db: db.execute(query, (now, limit)).fetchall(), quick=True)
         return [str(row[0]) for row in rows]
 
+    async def waiting(self, limit: int = 1000) -> list[str]:
+        """See `SessionStore.waiting`."""
+        query = "SELECT id FROM sessions WHERE status = 'waiting' ORDER BY rowid LIMIT ?"
+        rows = await self._run(lambda db: db.execute(query, (limit,)).fetchall(), quick=True)
+        return [str(row[0]) for row in rows]
+
     async def secret(self, name: str) -> bytes:
         """See `SessionStore.secret`."""
         made = secrets.token_bytes(32)

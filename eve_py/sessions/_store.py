@@ -102,6 +102,10 @@ class SessionStore(Protocol):
         """
         ...
 
+    async def waiting(self, limit: int = 1000) -> list[str]:
+        """Ids of sessions waiting on input requests (status `waiting`), oldest first, at most `limit`."""
+        ...
+
     async def secret(self, name: str) -> bytes:
         """A random 32-byte value kept in the store under `name`.
 

@@ -305,6 +305,11 @@ class PostgresSessionStore:
         query = "SELECT id FROM eve_sessions WHERE input_deadline <= %(now)s ORDER BY input_deadline LIMIT %(limit)s"
         return [str(row[0]) for row in await self._rows(query, {"now": now, "limit": limit})]
 
+    async def waiting(self, limit: int = 1000) -> list[str]:
+        """See `SessionStore.waiting`."""
+        query = "SELECT id FROM eve_sessions WHERE status = 'waiting' ORDER BY key LIMIT %(limit)s"
+        return [str(row[0]) for row in await self._rows(query, {"limit": limit})]
+
     async def secret(self, name: str) -> bytes:
         """See `SessionStore.secret` (one statement: of racing first callers, one value is kept)."""
         query = (

@@ -1,0 +1,128 @@
+"""Approvals across sessions: a named approver lists the approvals waiting for it and answers them.
+
+```
+GET  /eve/v1/approvals                      -> 200 {ok, approvals: [{sessionId, requestId, toolName, input,
+                                                    prompt, expiresAt?, approvals, approvalsRequired}]}
+POST /eve/v1/approvals {sessionId, inputResponses: [...]}
+                                            -> 202 {ok, sessionId, status: "accepted", startIndex, turnId}
+```
+
+A tool defined with `approvers=` takes its approvals from those principals (the API tokens'
+names), whoever owns the session. Such an approver sees, of a session it does not own, only the
+approval requests it may answer (request, tool, input, deadline, approvals so far), and may
+answer only those: any other request of the batch is `403 not_an_approver`, and the session's
+state, messages and stream stay its owner's. The answer runs as a session route's answers do:
+an `Answer` through `TurnRunner.start`, by the caller's name (quorum, expiry and one-winner rules
+included).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from eve_py._camel import CamelModel
+from eve_py._context import ApprovalContext
+from eve_py.errors import EveError, NotAnApproverError, SessionNotFoundError
+from eve_py.protocol.requests import InputRequest, InputResponse
+from eve_py.server._bodies import error_body, error_headers, error_status, parse_body
+from eve_py.server._operations import Answer
+from eve_py.server._routes import Api
+from eve_py.sessions._record import SessionRecord
+
+__all__ = ("Approvals", "ApprovalsBody")
+
+
+class ApprovalsBody(CamelModel):
+    """`POST /approvals`: answers to approvals of one session."""
+
+    session_id: str = Field(min_length=1)
+    input_responses: list[InputResponse] = Field(min_length=1)
+
+
+class Approvals:
+    """The cross-session approval routes of one app.
+
+    Args:
+        api: The app's API (its runtime, runner and authentication).
+    """
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def _approvable(self, record: SessionRecord, name: str) -> list[InputRequest]:
+        """The session's open approval requests whose tool names approvers and lets `name` approve."""
+        pending = record.pending
+        if record.status != "waiting" or pending is None:
+            return []
+        found = []
+        for request in pending.open_requests():
+            tool = self.api.runtime.agent.tools.get(request.action.tool_name)
+            if request.kind != "tool-approval" or tool is None or tool.approvers is None:
+                continue
+            context = ApprovalContext(
+                session_id=record.id,
+                call_id=request.action.call_id,
+                tool_name=request.action.tool_name,
+                tool_input=request.action.input,
+                approved_tools=frozenset(record.approved_tools),
+            )
+            if tool.may_approve(context, name) and name not in pending.approvals.get(request.request_id, []):
+                found.append(request)
+        return found
+
+    async def list(self, request: Request) -> Response:
+        """`GET /approvals`: every approval waiting for the caller, across sessions."""
+        try:
+            _, name = self.api._caller(request)
+            entries: list[dict[str, Any]] = []
+            store = self.api.runtime.store
+            for session_id in await store.waiting():
+                record = await store.load(session_id)
+                pending = record.pending
+                for waiting in self._approvable(record, name):
+                    assert pending is not None
+                    entries.append(
+                        {
+                            "sessionId": session_id,
+                            "requestId": waiting.request_id,
+                            "toolName": waiting.action.tool_name,
+                            "input": waiting.action.input,
+                            "prompt": waiting.prompt,
+                            "expiresAt": waiting.expires_at,
+                            "approvals": pending.approvals.get(waiting.request_id, []),
+                            "approvalsRequired": waiting.approvals_required or 1,
+                        }
+                    )
+            return JSONResponse({"ok": True, "approvals": entries})
+        except EveError as exc:
+            return _error(exc)
+
+    async def answer(self, request: Request) -> Response:
+        """`POST /approvals`: answer approvals the caller may give, on a session it need not own."""
+        try:
+            _, name = self.api._caller(request)
+            body = parse_body(ApprovalsBody, await self.api._body(request))
+            record = await self.api.runtime.store.load(body.session_id)
+            allowed = {r.request_id for r in self._approvable(record, name)}
+            if not allowed:  # nothing here is the caller's to approve: as if the session did not exist
+                raise SessionNotFoundError(body.session_id)
+            for response in body.input_responses:
+                if response.request_id not in allowed:
+                    raise NotAnApproverError(
+                        f"{name!r} may not answer request {response.request_id!r} of session {body.session_id!r} "
+                        "here: GET /eve/v1/approvals lists the approvals waiting for you.",
+                        request_id=response.request_id,
+                    )
+            payload = await self.api._start(body.session_id, Answer(body.input_responses, None, None, name))
+            return JSONResponse(payload, status_code=202)
+        except EveError as exc:
+            return _error(exc)
+
+
+def _error(exc: EveError) -> Response:
+    status, _ = error_status(exc)
+    return JSONResponse(error_body(exc), status_code=status, headers=error_headers(exc) or {})
