@@ -32,7 +32,7 @@ from eve_py.protocol.turns import TurnState
 from eve_py.sessions._record import SessionRecord
 from eve_py.tools._resolved import ResolvedTool
 
-__all__ = ("accept",)
+__all__ = ("accept", "may_approve")
 
 
 async def accept(
@@ -103,8 +103,8 @@ async def accept(
             status=record.status,
         )
     expired = expire_due(pending, time.time())
-    may_approve = functools.partial(_may_approve, driver.tools, record)
-    accepted = accept_answers(pending, responses, settle=settle, by=by, expired=expired, may_approve=may_approve)
+    approver = functools.partial(may_approve, driver.tools, record)
+    accepted = accept_answers(pending, responses, settle=settle, by=by, expired=expired, may_approve=approver)
     turn = record.turn.with_context(client_context, output_schema)
     events = _accepted_events(turn, pending, accepted, by)
     answered = record.with_turn(turn).answer(accepted.pending, settled=accepted.settled)
@@ -132,7 +132,7 @@ def _accepted_events(turn: TurnState, pending: PendingStep, accepted: Acceptance
     return events
 
 
-def _may_approve(tools: Mapping[str, ResolvedTool], record: SessionRecord, request: InputRequest, by: str) -> bool:
+def may_approve(tools: Mapping[str, ResolvedTool], record: SessionRecord, request: InputRequest, by: str) -> bool:
     """Whether `by` may answer `request` (an approval), by its tool's `approvers`; a tool gone since: anyone."""
     tool = tools.get(request.action.tool_name)
     if tool is None:

@@ -25,8 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from eve_py._camel import CamelModel
-from eve_py._context import ApprovalContext
 from eve_py.errors import EveError, NotAnApproverError, SessionNotFoundError
+from eve_py.harness._accept import may_approve
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.server._bodies import error_body, error_headers, error_status, parse_body
 from eve_py.server._operations import Answer
@@ -58,19 +58,13 @@ class Approvals:
         pending = record.pending
         if record.status != "waiting" or pending is None:
             return []
+        tools = self.api.runtime.agent.tools
         found = []
         for request in pending.open_requests():
-            tool = self.api.runtime.agent.tools.get(request.action.tool_name)
+            tool = tools.get(request.action.tool_name)
             if request.kind != "tool-approval" or tool is None or tool.approvers is None:
                 continue
-            context = ApprovalContext(
-                session_id=record.id,
-                call_id=request.action.call_id,
-                tool_name=request.action.tool_name,
-                tool_input=request.action.input,
-                approved_tools=frozenset(record.approved_tools),
-            )
-            if tool.may_approve(context, name) and name not in pending.approvals.get(request.request_id, []):
+            if may_approve(tools, record, request, name) and name not in pending.approvals.get(request.request_id, []):
                 found.append(request)
         return found
 
