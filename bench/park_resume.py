@@ -6,6 +6,7 @@ Run by hand (not part of the test suite):
 .venv/bin/python bench/park_resume.py            # N=1000, SQLite vs the in-memory baseline
 .venv/bin/python bench/park_resume.py 5000
 .venv/bin/python bench/park_resume.py 1000 --store sqlite --json
+.venv/bin/python bench/park_resume.py 500 --baseline a1c99e0 --rounds 3 --expires-after 3600
 ```
 
 Each session runs the `fixtures/agent-tools-hitl` app with its own mock model:
@@ -19,6 +20,12 @@ Each session runs the `fixtures/agent-tools-hitl` app with its own mock model:
 Memory is read from `/proc/self/status` (VmRSS, VmHWM) before the first park and again while all
 N sessions are parked and none is resumed. Only session ids are kept between the phases.
 
+With `--expires-after SECONDS`, every tool of the app that parks (client-resolved, or needing
+approval) gets `expires_after=SECONDS` as if defined with it, so each request carries a deadline
+(`expiresAt`) that the store indexes, and nothing expires if SECONDS outlasts the run. With
+`--baseline`, only the current tree's runs get it: a commit from before requests could expire
+runs without, which is the comparison that shows what a deadline costs when nothing expires.
+
 Without `--store`, the SQLite run and the baseline run (the same flow on `MemorySessionStore`)
 each run in a fresh child process, so neither sees the other's heap, and the ratio
 sqlite/memory is printed.
@@ -27,6 +34,7 @@ sqlite/memory is printed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import os
@@ -42,7 +50,7 @@ from typing import Literal
 
 import anyio
 
-from eve_py import Runtime, load_agent
+from eve_py import Agent, Runtime, load_agent
 from eve_py.agent import load_mock_model
 from eve_py.models import Model
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
@@ -84,6 +92,8 @@ class Result:
     db_bytes: int | None
     marginal_per_1000_kib: float | None
     """RSS growth per 1,000 sessions over the second half of the parking phase."""
+    expires_after_s: float | None = None
+    """The `expires_after` given to the app's parking tools (None: as the app defines them)."""
 
     @property
     def cycles_per_s(self) -> float:
@@ -159,14 +169,19 @@ def database_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.glob("sessions.db*"))
 
 
-async def park(runtime: Runtime) -> tuple[str, float]:
-    """Create a session and park it on `ask_question`; returns (session id, seconds)."""
+async def park(runtime: Runtime, deadline: bool = False) -> tuple[str, float]:
+    """Create a session and park it on `ask_question`; returns (session id, seconds).
+
+    With `deadline`, the request must carry one (`expires_at`).
+    """
     started = time.perf_counter()
     session = await runtime.create_session()
     result = await session.send(MESSAGE)
     elapsed = time.perf_counter() - started
     if result.status != "waiting" or len(result.input_requests) != 1:
         raise RuntimeError(f"session {session.id} did not park: {result.status} {result.error}")
+    if deadline and result.input_requests[0].expires_at is None:
+        raise RuntimeError(f"session {session.id} parked without a deadline")
     forget_requests(runtime.model)
     return session.id, elapsed
 
@@ -185,7 +200,11 @@ async def resume(runtime: Runtime, session_id: str) -> float:
 
 
 async def park_all(
-    runtime: Runtime, n: int, concurrency: int, samples: list[tuple[int, int]] | None = None
+    runtime: Runtime,
+    n: int,
+    concurrency: int,
+    samples: list[tuple[int, int]] | None = None,
+    deadline: bool = False,
 ) -> tuple[list[str], list[float]]:
     """Park `n` sessions with `concurrency` workers (never more tasks than that).
 
@@ -198,7 +217,7 @@ async def park_all(
 
     async def worker() -> None:
         for _ in remaining:
-            session_id, elapsed = await park(runtime)
+            session_id, elapsed = await park(runtime, deadline)
             ids.append(session_id)
             times.append(elapsed)
             if samples is not None and len(ids) % every == 0:
@@ -226,9 +245,23 @@ async def resume_all(runtime: Runtime, ids: list[str], concurrency: int) -> list
     return times
 
 
-async def measure(kind: StoreKind, n: int, concurrency: int, app: Path) -> Result:
+def with_expiry(agent: Agent, seconds: float) -> Agent:
+    """The agent with `expires_after=seconds` on every tool whose calls park (client-resolved or approval)."""
+    tools = {
+        name: dataclasses.replace(tool, expires_after_s=seconds)
+        if tool.client_resolved or tool.needs_approval is not False
+        else tool
+        for name, tool in agent.tools.items()
+    }
+    return dataclasses.replace(agent, tools=tools)
+
+
+async def measure(kind: StoreKind, n: int, concurrency: int, app: Path, expires_after: float | None = None) -> Result:
     """Run the whole flow on one store kind in this process."""
     agent = load_agent(app)
+    if expires_after is not None:
+        agent = with_expiry(agent, expires_after)
+    deadline = expires_after is not None
     model = load_mock_model(app)
     with tempfile.TemporaryDirectory(prefix="eve-bench-") as tmp:
         db = Path(tmp) / "sessions.db"
@@ -237,7 +270,7 @@ async def measure(kind: StoreKind, n: int, concurrency: int, app: Path) -> Resul
             # Warm up imports, pydantic validators, the thread pool, and the SQLite file; the
             # warm-up sessions are completed, so they are not part of the parked set.
             warm = Runtime(agent, model=model, store=store)
-            warm_ids, _ = await park_all(warm, WARMUP, concurrency)
+            warm_ids, _ = await park_all(warm, WARMUP, concurrency, deadline=deadline)
             await resume_all(warm, warm_ids, concurrency)
             runtime = Runtime(agent, model=model, store=store)
 
@@ -245,7 +278,7 @@ async def measure(kind: StoreKind, n: int, concurrency: int, app: Path) -> Resul
             before = read_memory()
             started = time.perf_counter()
             samples: list[tuple[int, int]] = []
-            ids, park_times = await park_all(runtime, n, concurrency, samples)
+            ids, park_times = await park_all(runtime, n, concurrency, samples, deadline)
             park_s = time.perf_counter() - started
             gc.collect()
             parked = read_memory()
@@ -271,14 +304,17 @@ async def measure(kind: StoreKind, n: int, concurrency: int, app: Path) -> Resul
         hwm_parked_kib=parked.hwm_kib,
         db_bytes=db_bytes,
         marginal_per_1000_kib=marginal_growth(samples),
+        expires_after_s=expires_after,
     )
 
 
-def run_child(kind: StoreKind, n: int, concurrency: int, app: Path, root: Path = REPO) -> Result:
+def run_child(
+    kind: StoreKind, n: int, concurrency: int, app: Path, root: Path = REPO, expires_after: float | None = None
+) -> Result:
     """Run one store kind in a fresh interpreter and read its JSON result.
 
     `root`: the tree whose `bench/park_resume.py` and `eve_py` run (another commit's worktree for
-    a baseline).
+    a baseline). `expires_after`: passed on as `--expires-after` (the current tree only).
     """
     env = dict(os.environ)
     if root != REPO:
@@ -296,6 +332,8 @@ def run_child(kind: StoreKind, n: int, concurrency: int, app: Path, root: Path =
         str(app),
         "--json",
     ]
+    if expires_after is not None:
+        command += ["--expires-after", str(expires_after)]
     completed = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
     data = json.loads(completed.stdout)
     return Result(**data)
@@ -304,8 +342,9 @@ def run_child(kind: StoreKind, n: int, concurrency: int, app: Path, root: Path =
 def report(result: Result) -> list[str]:
     """Readable lines for one store's result."""
     mib = 1024
+    deadline = "" if result.expires_after_s is None else f", each request expiring after {result.expires_after_s:g} s"
     lines = [
-        f"{result.store}: {result.sessions} sessions, concurrency {result.concurrency}",
+        f"{result.store}: {result.sessions} sessions, concurrency {result.concurrency}{deadline}",
         f"  park+resume cycles/s  {result.cycles_per_s:10.1f}"
         f"   (parks/s {result.parks_per_s:.1f}, resumes/s {result.resumes_per_s:.1f})",
         f"  park   p50/p99 ms     {result.park_p50_ms:10.2f} / {result.park_p99_ms:.2f}",
@@ -323,20 +362,24 @@ def report(result: Result) -> list[str]:
     return lines
 
 
-def compare(ref: str, rounds: int, n: int, concurrency: int, app: Path) -> int:
-    """SQLite park/resume of the working tree against commit `ref`, in alternating rounds; prints the ratios."""
+def compare(ref: str, rounds: int, n: int, concurrency: int, app: Path, expires_after: float | None = None) -> int:
+    """SQLite park/resume of the working tree against commit `ref`, in alternating rounds; prints the ratios.
+
+    `expires_after` applies to the working tree's runs only.
+    """
     from server_load import worktree
 
     ratios: dict[str, list[float]] = {"cycles/s": [], "park p50": [], "resume p50": []}
     with worktree("baseline", ref) as side:
         for _ in range(rounds):
             theirs = run_child("sqlite", n, concurrency, app, side.root)
-            ours = run_child("sqlite", n, concurrency, app)
+            ours = run_child("sqlite", n, concurrency, app, expires_after=expires_after)
             ratios["cycles/s"].append(ours.cycles_per_s / theirs.cycles_per_s)
             ratios["park p50"].append(ours.park_p50_ms / theirs.park_p50_ms)
             ratios["resume p50"].append(ours.resume_p50_ms / theirs.resume_p50_ms)
             print("\n".join(["baseline " + ref, *report(theirs), "current", *report(ours)]))
-    print(f"current / baseline {ref} (SQLite, {n} sessions, median of {rounds} alternating rounds):")
+    deadline = "" if expires_after is None else f"; current with expires_after={expires_after:g} s"
+    print(f"current / baseline {ref} (SQLite, {n} sessions, median of {rounds} alternating rounds{deadline}):")
     for name, values in ratios.items():
         print(f"  {name:<12} {statistics.median(values):6.2f}x   (rounds: {', '.join(f'{v:.2f}' for v in values)})")
     return 0
@@ -351,20 +394,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--app", type=Path, default=DEFAULT_APP, help="the app to run (default the HITL fixture)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON (with --store)")
     parser.add_argument("--baseline", metavar="REF", help="compare SQLite against this commit, alternating rounds")
+    parser.add_argument(
+        "--expires-after",
+        type=float,
+        metavar="SECONDS",
+        help="give the app's parking tools expires_after=SECONDS (with --baseline: the current tree only)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds with --baseline (default 3)")
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.concurrency < 1:
         parser.error("sessions and --concurrency must be at least 1")
+    if args.expires_after is not None and not args.expires_after > 0:
+        parser.error("--expires-after must be a positive number of seconds")
     if args.baseline is not None:
-        return compare(args.baseline, args.rounds, args.sessions, args.concurrency, args.app)
+        return compare(args.baseline, args.rounds, args.sessions, args.concurrency, args.app, args.expires_after)
 
     if args.store is not None:
-        result = anyio.run(measure, args.store, args.sessions, args.concurrency, args.app)
+        result = anyio.run(measure, args.store, args.sessions, args.concurrency, args.app, args.expires_after)
         print(json.dumps(asdict(result)) if args.json else "\n".join(report(result)))
         return 0
 
-    sqlite = run_child("sqlite", args.sessions, args.concurrency, args.app)
-    memory = run_child("memory", args.sessions, args.concurrency, args.app)
+    sqlite = run_child("sqlite", args.sessions, args.concurrency, args.app, expires_after=args.expires_after)
+    memory = run_child("memory", args.sessions, args.concurrency, args.app, expires_after=args.expires_after)
     print(f"eve-py park/resume benchmark, python {sys.version.split()[0]}, app {args.app.name}")
     for result in (sqlite, memory):
         print("\n".join(report(result)))
