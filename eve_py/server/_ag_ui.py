@@ -23,7 +23,6 @@ Authentication, origin and body checks are the session routes' own.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -43,19 +42,17 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from eve_py._camel import describe_validation_error
-from eve_py.errors import EveError, SessionNotFoundError, StoreUnavailableError
+from eve_py.errors import EveError, SessionNotFoundError
 from eve_py.protocol import InputRequested, TurnWaiting, new_id
 from eve_py.protocol.requests import InputRequest
 from eve_py.server._ag_ui_events import RunProjection, response_of
 from eve_py.server._ag_ui_messages import snapshot_of
-from eve_py.server._bodies import bad_request, error_body, error_headers, error_status
+from eve_py.server._bodies import bad_request, error_body, error_response, error_status
 from eve_py.server._hub import Subscriber
 from eve_py.server._operations import Answer, Operation, Send
 from eve_py.server._routes import Api, UnownedSessionError
 
 __all__ = ("AgUi",)
-
-_log = logging.getLogger("eve_py.server")
 
 _SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 _KEEPALIVE = b": keepalive\n\n"
@@ -64,13 +61,6 @@ _KEEPALIVE = b": keepalive\n\n"
 
 def _sse(event: BaseEvent) -> bytes:
     return b"data: " + event.model_dump_json(by_alias=True).encode("utf-8") + b"\n\n"
-
-
-def _error(exc: EveError) -> Response:
-    status, _ = error_status(exc)
-    if isinstance(exc, StoreUnavailableError):
-        _log.warning("%s", exc)
-    return JSONResponse(error_body(exc), status_code=status, headers=error_headers(exc))
 
 
 def _text(message: UserMessage) -> str:
@@ -112,7 +102,7 @@ class AgUi:
         try:
             self.api._principal(request)
         except EveError as exc:
-            return _error(exc)
+            return error_response(exc)
         loop = HumanInTheLoopCapabilities(supported=True, approvals=True, interrupts=True, approve_with_edits=True)
         return JSONResponse(AgentCapabilities(human_in_the_loop=loop).model_dump(mode="json", by_alias=True))
 
@@ -124,7 +114,7 @@ class AgUi:
             session_id = await self._thread(body.thread_id, principal)
             by = self.api._caller(request)[1]
         except EveError as exc:
-            return _error(exc)
+            return error_response(exc)
         subscriber = self.api.hub.subscribe(session_id)  # before the work starts: no commit is missed
         headers = _SSE_HEADERS | {"x-eve-session-id": session_id}
         stream = self._stream(session_id, body, by, subscriber)

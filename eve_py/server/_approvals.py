@@ -25,10 +25,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from eve_py._camel import CamelModel
-from eve_py.errors import EveError, NotAnApproverError, SessionNotFoundError
+from eve_py.errors import NotAnApproverError, SessionNotFoundError
 from eve_py.harness._accept import may_approve
 from eve_py.protocol.requests import InputRequest, InputResponse
-from eve_py.server._bodies import error_body, error_headers, error_status, parse_body
+from eve_py.server._bodies import json_errors, parse_body
 from eve_py.server._operations import Answer
 from eve_py.server._routes import Api
 from eve_py.sessions._record import SessionRecord
@@ -68,55 +68,46 @@ class Approvals:
                 found.append(request)
         return found
 
+    @json_errors
     async def list(self, request: Request) -> Response:
         """`GET /approvals`: every approval waiting for the caller, across sessions."""
-        try:
-            _, name = self.api._caller(request)
-            entries: list[dict[str, Any]] = []
-            store = self.api.runtime.store
-            for session_id in await store.waiting():
-                record = await store.load(session_id)
-                pending = record.pending
-                for waiting in self._approvable(record, name):
-                    assert pending is not None
-                    entries.append(
-                        {
-                            "sessionId": session_id,
-                            "requestId": waiting.request_id,
-                            "toolName": waiting.action.tool_name,
-                            "input": waiting.action.input,
-                            "prompt": waiting.prompt,
-                            "expiresAt": waiting.expires_at,
-                            "approvals": pending.approvals.get(waiting.request_id, []),
-                            "approvalsRequired": waiting.approvals_required or 1,
-                        }
-                    )
-            return JSONResponse({"ok": True, "approvals": entries})
-        except EveError as exc:
-            return _error(exc)
+        _, name = self.api._caller(request)
+        entries: list[dict[str, Any]] = []
+        store = self.api.runtime.store
+        for session_id in await store.waiting():
+            record = await store.load(session_id)
+            pending = record.pending
+            for waiting in self._approvable(record, name):
+                assert pending is not None
+                entries.append(
+                    {
+                        "sessionId": session_id,
+                        "requestId": waiting.request_id,
+                        "toolName": waiting.action.tool_name,
+                        "input": waiting.action.input,
+                        "prompt": waiting.prompt,
+                        "expiresAt": waiting.expires_at,
+                        "approvals": pending.approvals.get(waiting.request_id, []),
+                        "approvalsRequired": waiting.approvals_required or 1,
+                    }
+                )
+        return JSONResponse({"ok": True, "approvals": entries})
 
+    @json_errors
     async def answer(self, request: Request) -> Response:
         """`POST /approvals`: answer approvals the caller may give, on a session it need not own."""
-        try:
-            _, name = self.api._caller(request)
-            body = parse_body(ApprovalsBody, await self.api._body(request))
-            record = await self.api.runtime.store.load(body.session_id)
-            allowed = {r.request_id for r in self._approvable(record, name)}
-            if not allowed:  # nothing here is the caller's to approve: as if the session did not exist
-                raise SessionNotFoundError(body.session_id)
-            for response in body.input_responses:
-                if response.request_id not in allowed:
-                    raise NotAnApproverError(
-                        f"{name!r} may not answer request {response.request_id!r} of session {body.session_id!r} "
-                        "here: GET /eve/v1/approvals lists the approvals waiting for you.",
-                        request_id=response.request_id,
-                    )
-            payload = await self.api._start(body.session_id, Answer(body.input_responses, None, None, name))
-            return JSONResponse(payload, status_code=202)
-        except EveError as exc:
-            return _error(exc)
-
-
-def _error(exc: EveError) -> Response:
-    status, _ = error_status(exc)
-    return JSONResponse(error_body(exc), status_code=status, headers=error_headers(exc) or {})
+        _, name = self.api._caller(request)
+        body = parse_body(ApprovalsBody, await self.api._body(request))
+        record = await self.api.runtime.store.load(body.session_id)
+        allowed = {r.request_id for r in self._approvable(record, name)}
+        if not allowed:  # nothing here is the caller's to approve: as if the session did not exist
+            raise SessionNotFoundError(body.session_id)
+        for response in body.input_responses:
+            if response.request_id not in allowed:
+                raise NotAnApproverError(
+                    f"{name!r} may not answer request {response.request_id!r} of session {body.session_id!r} "
+                    "here: GET /eve/v1/approvals lists the approvals waiting for you.",
+                    request_id=response.request_id,
+                )
+        payload = await self.api._start(body.session_id, Answer(body.input_responses, None, None, name))
+        return JSONResponse(payload, status_code=202)

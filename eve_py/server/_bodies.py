@@ -31,9 +31,13 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from eve_py._camel import CamelModel, describe_validation_error
 from eve_py._json import JsonObject, strict_loads
@@ -68,12 +72,17 @@ __all__ = (
     "decode_json",
     "error_body",
     "error_headers",
+    "error_response",
     "error_status",
+    "json_errors",
     "parse_body",
     "too_large",
 )
 
 _M = TypeVar("_M", bound=CamelModel)
+_S = TypeVar("_S")
+
+_log = logging.getLogger("eve_py.server")
 
 
 class MessagePart(CamelModel):
@@ -245,6 +254,34 @@ def error_headers(exc: EveError) -> dict[str, str] | None:
     if isinstance(exc, StoreUnavailableError):
         return {"retry-after": str(RETRY_AFTER_S)}
     return None
+
+
+def error_response(exc: EveError, headers: dict[str, str] | None = None) -> Response:
+    """eve's error response for `exc` (its status, body and headers), with `headers` added.
+
+    A store outage is logged here in full: the client is told less (the database's host, user
+    and name stay in the server's log).
+    """
+    status, _ = error_status(exc)
+    if isinstance(exc, StoreUnavailableError):
+        _log.warning("%s", exc)
+    return JSONResponse(error_body(exc), status_code=status, headers=(error_headers(exc) or {}) | (headers or {}))
+
+
+def json_errors(
+    handler: Callable[[_S, Request], Awaitable[Response]],
+) -> Callable[[_S, Request], Awaitable[Response]]:
+    """Turn the eve-py errors a route method raises into eve's `{ok: false, error, code}` responses."""
+
+    async def wrapped(self: _S, request: Request) -> Response:
+        try:
+            return await handler(self, request)
+        except EveError as exc:
+            return error_response(exc)
+
+    wrapped.__name__ = handler.__name__
+    wrapped.__doc__ = handler.__doc__
+    return wrapped
 
 
 def decode_json(raw: bytes) -> Any:

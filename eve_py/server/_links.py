@@ -19,7 +19,6 @@ routes. The answer runs as a session route's answers do: an `Answer` (`by="link"
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from eve_py.harness._links import ANSWERED_BY_LINK, open_link
 from eve_py.parking._links import link_response
 from eve_py.protocol import InputResolved, TurnStarted
 from eve_py.protocol.requests import InputResponse
-from eve_py.server._bodies import bad_request, error_body, error_headers, error_status, parse_body
+from eve_py.server._bodies import bad_request, error_response, error_status, json_errors, parse_body
 from eve_py.server._operations import Answer
 from eve_py.server._routes import Api
 
@@ -52,28 +51,6 @@ class LinkBody(CamelModel):
     expires_after: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
-_Handler = Callable[["AnswerLinks", Request], Awaitable[Response]]
-
-
-def _json_errors(handler: _Handler) -> _Handler:
-    """Turn the eve-py errors a handler raises into eve's `{ok: false, error, code}` responses."""
-
-    async def wrapped(self: AnswerLinks, request: Request) -> Response:
-        try:
-            return await handler(self, request)
-        except EveError as exc:
-            return _error(exc)
-
-    wrapped.__name__ = handler.__name__
-    wrapped.__doc__ = handler.__doc__
-    return wrapped
-
-
-def _error(exc: EveError, headers: dict[str, str] | None = None) -> Response:
-    status, _ = error_status(exc)
-    return JSONResponse(error_body(exc), status_code=status, headers=(error_headers(exc) or {}) | (headers or {}))
-
-
 class AnswerLinks:
     """The answer-link routes of one app.
 
@@ -86,7 +63,7 @@ class AnswerLinks:
         self.api = api
         self.page = page
 
-    @_json_errors
+    @json_errors
     async def create(self, request: Request) -> Response:
         """`POST /session/{id}/links`: a signed link to one open request of the caller's session."""
         session_id = await self.api._owned(request)
@@ -105,14 +82,14 @@ class AnswerLinks:
             claims, linked = await open_link(self.api.runtime, token)
         except EveError as exc:
             if wants_json or not self.page:
-                return _error(exc, _PRIVATE)
+                return error_response(exc, _PRIVATE)
             return FileResponse(_PAGE, status_code=error_status(exc)[0], headers=_PRIVATE)  # it says why
         if wants_json or not self.page:
             payload = {"ok": True, "sessionId": claims.session_id, "request": linked.to_wire()}
             return JSONResponse(payload | {"expiresAt": claims.expires_at}, headers=_PRIVATE)
         return FileResponse(_PAGE, headers=_PRIVATE)
 
-    @_json_errors
+    @json_errors
     async def answer(self, request: Request) -> Response:
         """`POST /answer/{token}`: one answer to the linked request (its `requestId` may be left out)."""
         claims, _ = await open_link(self.api.runtime, str(request.path_params["token"]))

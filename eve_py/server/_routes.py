@@ -8,8 +8,6 @@ session's `cancel`, `clear` or `reset` directly, and answers in eve 0.80.1's sha
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -19,11 +17,9 @@ from eve_py._camel import CamelModel
 from eve_py.errors import (
     ApiError,
     AuthenticationError,
-    EveError,
     ModelConfigurationError,
     SessionNotFoundError,
     SessionStateError,
-    StoreUnavailableError,
 )
 from eve_py.harness._runtime import Runtime
 from eve_py.protocol import InputResolved, TurnStarted, new_id
@@ -34,9 +30,7 @@ from eve_py.server._bodies import (
     ResetBody,
     SessionInputBody,
     decode_json,
-    error_body,
-    error_headers,
-    error_status,
+    json_errors,
     parse_body,
     too_large,
 )
@@ -50,32 +44,6 @@ from eve_py.sessions._feed import SessionFeed
 from eve_py.sessions._record import SessionRecord
 
 __all__ = ("Api",)
-
-_log = logging.getLogger("eve_py.server")
-
-
-def _error_response(exc: EveError) -> Response:
-    status, _ = error_status(exc)
-    if isinstance(exc, StoreUnavailableError):
-        _log.warning("%s", exc)  # the client is told less: the database's host, user and name stay here
-    return JSONResponse(error_body(exc), status_code=status, headers=error_headers(exc))
-
-
-_Method = Callable[["Api", Request], Awaitable[Response]]
-
-
-def _json_errors(handler: _Method) -> _Method:
-    """Turn the eve-py errors a handler raises into eve's `{ok: false, error, code}` responses."""
-
-    async def wrapped(self: Api, request: Request) -> Response:
-        try:
-            return await handler(self, request)
-        except EveError as exc:
-            return _error_response(exc)
-
-    wrapped.__name__ = handler.__name__
-    wrapped.__doc__ = handler.__doc__
-    return wrapped
 
 
 def _not_active(reason: str) -> ApiError:
@@ -238,7 +206,7 @@ class Api:
         """`GET|HEAD /health`: public, eve's `{ok: true, status: "ready", workflowId}`."""
         return JSONResponse(health(self.runtime.agent))
 
-    @_json_errors
+    @json_errors
     async def info(self, request: Request) -> Response:
         """`GET /info`: eve's agent-info document (needs the same token as the session routes)."""
         self._principal(request)
@@ -248,7 +216,7 @@ class Api:
             model_id = None
         return JSONResponse(agent_info(self.runtime.agent, model_id=model_id))
 
-    @_json_errors
+    @json_errors
     async def create_session(self, request: Request) -> Response:
         """`POST /session`: create a session owned by the caller, optionally starting a turn."""
         principal = self._principal(request)
@@ -265,7 +233,7 @@ class Api:
             payload = await self._start(session.id, send, delivery_id)
         return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session.id})
 
-    @_json_errors
+    @json_errors
     async def get_session(self, request: Request) -> Response:
         """`GET /session/{id}`: the session's status, current turn and open input requests."""
         session_id = await self._owned(request)
@@ -285,7 +253,7 @@ class Api:
         }
         return JSONResponse(payload, headers={"x-eve-session-id": record.id})
 
-    @_json_errors
+    @json_errors
     async def post_session(self, request: Request) -> Response:
         """`POST /session/{id}`: a follow-up `message`, or `inputResponses` for the parked batch."""
         session_id = await self._live(request)
@@ -313,7 +281,7 @@ class Api:
         payload = await self._start(session_id, work, delivery_id)
         return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
 
-    @_json_errors
+    @json_errors
     async def cancel(self, request: Request) -> Response:
         """`POST /session/{id}/cancel`: cancel the running or parked turn."""
         session_id = await self._owned(request)
@@ -334,7 +302,7 @@ class Api:
             return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
         return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
 
-    @_json_errors
+    @json_errors
     async def clear(self, request: Request) -> Response:
         """`POST /session/{id}/clear`: remove the session's history (`context.cleared`)."""
         session_id = await self._live(request)
@@ -348,7 +316,7 @@ class Api:
             await session.clear()
         return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
 
-    @_json_errors
+    @json_errors
     async def reset(self, request: Request) -> Response:
         """`POST /session/{id}/reset`: retire the session for good (`session.completed`)."""
         session_id = await self._live(request)
@@ -362,7 +330,7 @@ class Api:
                 return JSONResponse({"ok": True, "status": "no_active_session"})
         return JSONResponse({"ok": True, "previousSessionId": session_id, "status": "reset"})
 
-    @_json_errors
+    @json_errors
     async def compact(self, request: Request) -> Response:
         """`POST /session/{id}/compact`: eve-py does not summarize sessions; 501."""
         await self._live(request)
@@ -372,7 +340,7 @@ class Api:
             code="unsupported",
         )
 
-    @_json_errors
+    @json_errors
     async def stream(self, request: Request) -> Response:
         """`GET /session/{id}/stream?startIndex=N`: the event log as NDJSON, then live events."""
         session_id = await self._owned(request)
