@@ -20,6 +20,7 @@ from eve_py.errors import (
     RequestExpiredError,
     SessionNotWaitingError,
 )
+from eve_py.harness._commit import Writer
 from eve_py.harness._loop import TurnDriver
 from eve_py.parking._accept import Acceptance, accept_answers, answered_before
 from eve_py.parking._expire import INPUT_EXPIRED, expire_due
@@ -32,7 +33,7 @@ from eve_py.protocol.turns import TurnState
 from eve_py.sessions._record import SessionRecord
 from eve_py.tools._resolved import ResolvedTool
 
-__all__ = ("accept", "may_approve")
+__all__ = ("accept", "commit_acceptance", "may_approve")
 
 
 async def accept(
@@ -106,14 +107,26 @@ async def accept(
     approver = functools.partial(may_approve, driver.tools, record)
     accepted = accept_answers(pending, responses, settle=settle, by=by, expired=expired, may_approve=approver)
     turn = record.turn.with_context(client_context, output_schema)
-    events = _accepted_events(turn, pending, accepted, by)
-    answered = record.with_turn(turn).answer(accepted.pending, settled=accepted.settled)
-    # Settled, the answers are synced by the call's last write; not settled, this write is the last.
-    stored = await driver.writer.commit(answered, events, durable=not accepted.settled)
+    stored = await commit_acceptance(driver.writer, record.with_turn(turn), accepted)
     return stored, accepted.settled
 
 
-def _accepted_events(turn: TurnState, pending: PendingStep, accepted: Acceptance, by: str) -> list[Event]:
+async def commit_acceptance(writer: Writer, record: SessionRecord, accepted: Acceptance) -> SessionRecord:
+    """Write what a parked batch accepted (answers, approvals, expiries) with its events, in one commit.
+
+    Settled, the write need not be synced: the call's last write (its results) syncs it; not
+    settled, this write is the call's last.
+
+    Raises:
+        SessionConflictError: Another writer changed the session since `record` was read.
+    """
+    assert record.turn is not None and record.pending is not None, "only a parked batch accepts anything"
+    events = _accepted_events(record.turn, record.pending, accepted)
+    answered = record.answer(accepted.pending, settled=accepted.settled)
+    return await writer.commit(answered, events, durable=not accepted.settled)
+
+
+def _accepted_events(turn: TurnState, pending: PendingStep, accepted: Acceptance) -> list[Event]:
     """`input.resolved` (when a request ended), `input.approved` per approval short of its quorum, and
     `turn.waiting` when the batch stays open."""
     coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": pending.step_index}
@@ -124,7 +137,7 @@ def _accepted_events(turn: TurnState, pending: PendingStep, accepted: Acceptance
         if (names := accepted.approvals.get(request.request_id)) is not None:
             required = request.approvals_required or 1
             approved = InputApprovedData(
-                **coords, request_id=request.request_id, approved_by=by, approvals=names, required=required
+                **coords, request_id=request.request_id, approved_by=names[-1], approvals=names, required=required
             )
             events.append(turn.stamp(approved))
     if not accepted.settled:  # the rest of the batch is still awaited: the turn parks again

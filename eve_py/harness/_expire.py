@@ -20,9 +20,9 @@ import anyio
 from anyio.abc import TaskStatus
 
 from eve_py.errors import SessionConflictError
+from eve_py.harness._accept import commit_acceptance
 from eve_py.harness._commit import Writer
 from eve_py.parking._expire import expire_due
-from eve_py.protocol.payloads import InputResolvedData, TurnWaitingData
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
 
@@ -46,20 +46,13 @@ async def commit_expiry(writer: Writer, record: SessionRecord, now: float) -> tu
     Raises:
         SessionConflictError: Another writer (an answer, another worker's sweep) wrote first.
     """
-    pending, turn = record.pending, record.turn
-    if record.status != "waiting" or pending is None or turn is None:
+    pending = record.pending
+    if record.status != "waiting" or pending is None or record.turn is None:
         return None
     expired = expire_due(pending, now)
     if expired is None:
         return None
-    coords = {"sequence": turn.sequence, "turn_id": turn.turn_id}
-    events = [turn.stamp(InputResolvedData(**coords, step_index=pending.step_index, resolutions=expired.resolutions))]
-    if not expired.settled:
-        events.append(turn.stamp(TurnWaitingData(**coords)))
-    stored = await writer.commit(
-        record.answer(expired.pending, settled=expired.settled), events, durable=not expired.settled
-    )
-    return stored, expired.settled
+    return await commit_acceptance(writer, record, expired), expired.settled
 
 
 class Sweeper:
