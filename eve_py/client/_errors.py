@@ -11,6 +11,7 @@ from eve_py.errors import (
     AuthenticationError,
     EditNotAllowedError,
     EveError,
+    InputResponseError,
     InvalidAnswerError,
     NotAnApproverError,
     RequestAlreadyAnsweredError,
@@ -41,6 +42,17 @@ def _body(response: httpx.Response) -> tuple[str, str, dict[str, object]]:
     return "http_error", response.text[:500] or response.reason_phrase, {}
 
 
+_ANSWER_ERRORS: dict[str, type[InputResponseError]] = {
+    "request_already_answered": RequestAlreadyAnsweredError,
+    "not_an_approver": NotAnApproverError,
+    "request_expired": RequestExpiredError,
+    "unknown_request": UnknownRequestError,
+    "edit_not_allowed": EditNotAllowedError,
+    "invalid_answer": InvalidAnswerError,
+}
+"""The refused answers, by the server's error code (each carries the offending `requestId`)."""
+
+
 def error_for(response: httpx.Response) -> EveError:
     """The matching session error for an error response, else `ApiError` (`AuthenticationError` for 401)."""
     code, message, body = _body(response)
@@ -51,18 +63,9 @@ def error_for(response: httpx.Response) -> EveError:
         return SessionNotFoundError(parts[1].split("/")[0] if len(parts) > 1 else "")
     if code == "session_not_active":
         return SessionEndedError(message, status="ended")
-    if code == "request_already_answered":
-        return RequestAlreadyAnsweredError(message, request_id=request_id)
-    if code == "not_an_approver":
-        return NotAnApproverError(message, request_id=request_id)
-    if code == "request_expired":
-        return RequestExpiredError(message, request_id=request_id)
-    if code == "unknown_request":
-        return UnknownRequestError(message, request_id=request_id)
-    if code == "edit_not_allowed":
-        return EditNotAllowedError(message, request_id=request_id)
-    if code == "invalid_answer":
-        return InvalidAnswerError(message, request_id=request_id)
+    answer_error = _ANSWER_ERRORS.get(code)
+    if answer_error is not None:
+        return answer_error(message, request_id=request_id)
     if code == "session_not_waiting":
         return SessionNotWaitingError(message, status=status)
     if code == "session_not_ready":
