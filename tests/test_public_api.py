@@ -204,6 +204,7 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "list_tools",
         "mcp_server",
         "mcp_tool",
+        "request_state_security",
         "serve_http",
         "serve_stdio",
     ),

@@ -3,12 +3,18 @@
 ```
 eve-py mcp APP_DIR                                   # stdio: an MCP host starts this command
 eve-py mcp APP_DIR --http [--host 127.0.0.1] [--port 8000]   # streamable HTTP at /mcp
+eve-py mcp APP_DIR --http --store PATH|URL              # workers sharing one store share request states
 eve-py mcp APP_DIR --agent [--model mock] [--store PATH]     # the agent itself (eve's MCP channel)
 ```
 
 Over stdio nothing but protocol messages goes to stdout, and a Ctrl-C ends the server at once
 (status 130); over HTTP the address is printed once listening. The HTTP server has no
 authentication, so a non-loopback `--host` is refused.
+
+Serving tools, `--store` (a SQLite file, a `postgresql://` URL or `memory`) is where each
+2026-era request state's nonce is recorded once used and where the key that seals the states
+is kept: every `eve-py mcp` on the same store opens every other's states, and each still
+answers once. Without it both live in this process only.
 """
 
 from __future__ import annotations
@@ -18,20 +24,21 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import anyio
 
-from eve_py.agent import load_agent, load_mock_model
+from eve_py.agent import Agent, load_agent, load_mock_model
 from eve_py.cli._serve import bind_listener, is_loopback
 from eve_py.cli._types import port
 from eve_py.errors import UsageError
 from eve_py.harness._runtime import Runtime
 from eve_py.models._base import Model
+from eve_py.sessions._opening import build_store, open_store
 from eve_py.sessions._sqlite import SQLiteSessionStore
 
 __all__ = ("add_mcp_parser", "run_mcp_command")
@@ -51,7 +58,10 @@ def add_mcp_parser(commands: Any) -> None:
     )
     command.add_argument("--model", help='with --agent: "mock" for agent/mock_model.py, or "provider/model"')
     command.add_argument(
-        "--store", type=Path, help="with --agent: SQLite file for sessions (default APP_DIR/.eve/sessions.db)"
+        "--store",
+        help="with --agent: SQLite file for sessions (default APP_DIR/.eve/sessions.db); serving tools: a SQLite "
+        "file, postgresql:// URL or 'memory' keeping request states' key and used nonces, shared by every worker "
+        "on it (default: this process only)",
     )
 
 
@@ -79,7 +89,9 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         model: Model | str | None = load_mock_model(args.app_dir) if args.model == "mock" else args.model
         store = SQLiteSessionStore(args.store or args.app_dir / ".eve" / "sessions.db")
         runtime = Runtime(agent, model=model, store=store)
-    server = mcp_server(agent) if runtime is None else agent_channel(runtime)
+        server = agent_channel(runtime)
+    else:
+        server = mcp_server(agent) if args.store is None else _shared_tools_server(agent, args.store)
     try:
         if not args.http:
             anyio.run(_serve_stdio, server)  # a Ctrl-C: KeyboardInterrupt, once the server has unwound
@@ -89,6 +101,42 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         if runtime is not None:
             anyio.run(_close, runtime)
     return 0
+
+
+def _shared_tools_server(agent: Agent, spec: str) -> Any:
+    """The tools server whose request states are sealed and spent in the store `spec` names.
+
+    The key is read (made once) on a store of its own; the server's store is opened in the
+    server's event loop (a PostgreSQL pool lives in it) and closed there when it stops.
+
+    Raises:
+        UsageError: `spec` is a URL eve-py has no store for, or PostgreSQL without its extra.
+        StoreSchemaError: The database has no eve-py schema, or another version of it.
+    """
+    from eve_py.mcp import mcp_server
+    from eve_py.mcp.serve import request_state_security
+
+    async def security() -> Any:
+        opened = await open_store(spec)
+        try:
+            return await request_state_security(opened)
+        finally:
+            await opened.aclose()
+
+    store = build_store(spec)
+    server = mcp_server(agent, request_state_security=anyio.run(security), store=store)
+    inner = server.lifespan
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[Any]:
+        try:
+            async with inner(app) as state:
+                yield state
+        finally:
+            await store.aclose()
+
+    server.lifespan = lifespan
+    return server
 
 
 async def _serve_stdio(server: Any) -> None:

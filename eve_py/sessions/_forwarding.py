@@ -66,6 +66,10 @@ class ForwardingStore:
         """See `SessionStore.secret`."""
         return await self.inner.secret(name)
 
+    async def use_once(self, key: str, *, now: float, expires_at: float) -> bool:
+        """See `SessionStore.use_once`."""
+        return await self.inner.use_once(key, now=now, expires_at=expires_at)
+
     async def aclose(self) -> None:
         """See `SessionStore.aclose`."""
         await self.inner.aclose()

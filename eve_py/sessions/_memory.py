@@ -30,6 +30,7 @@ class MemorySessionStore:
         self._deadlines: dict[str, float] = {}
         """Each waiting session's first deadline, for the sessions that have one."""
         self._secrets: dict[str, bytes] = {}
+        self._once: dict[str, float] = {}
 
     async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
         """See `SessionStore.create`."""
@@ -98,6 +99,15 @@ class MemorySessionStore:
     async def secret(self, name: str) -> bytes:
         """See `SessionStore.secret` (made once per store object)."""
         return self._secrets.setdefault(name, secrets.token_bytes(32))
+
+    async def use_once(self, key: str, *, now: float, expires_at: float) -> bool:
+        """See `SessionStore.use_once` (kept by this store object only)."""
+        for lapsed in [k for k, until in self._once.items() if until <= now]:
+            del self._once[lapsed]
+        if key in self._once:
+            return False
+        self._once[key] = expires_at
+        return True
 
     async def aclose(self) -> None:
         """Nothing to release."""

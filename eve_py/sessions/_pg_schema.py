@@ -53,6 +53,14 @@ _MIGRATIONS: tuple[str, ...] = (
         value bytea NOT NULL
     );
     """,
+    # 3: keys used once (`use_once`: a sealed MCP request state answers once), until they lapse.
+    """
+    CREATE TABLE eve_once (
+        key text PRIMARY KEY,
+        expires_at double precision NOT NULL
+    );
+    CREATE INDEX eve_once_expires_at ON eve_once (expires_at);
+    """,
 )
 POSTGRES_SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema version this eve-py reads and writes (`eve_schema.version`)."""

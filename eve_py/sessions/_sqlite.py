@@ -41,6 +41,7 @@ from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchem
 from eve_py.protocol import Event, dump_event, load_event
 from eve_py.protocol.messages import Message, dump_message, load_messages
 from eve_py.sessions._codec import decode, encode
+from eve_py.sessions._once import sqlite_use_once
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._sqlite_schema import check_schema, connect, create_tables
 
@@ -350,6 +351,12 @@ class SQLiteSessionStore:
         await self._write(keep)
         row = await self._run(lambda db: db.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone())
         return bytes(row[0])
+
+    async def use_once(self, key: str, *, now: float, expires_at: float) -> bool:
+        """See `SessionStore.use_once` (one write transaction: of racing processes, one records the key)."""
+        first: list[bool] = []
+        await self._write(lambda db: first.append(sqlite_use_once(db, key, now, expires_at)))
+        return first[-1]
 
     async def aclose(self) -> None:
         """Close the database connections."""

@@ -1,9 +1,9 @@
 """The SQLite store's file: its tables, its schema version, upgrading an older file, opening a connection.
 
-The version is the database's `user_version` (6: each waiting session's first deadline beside its
-record, and the store's secrets; 5: records stored against a base record). A file of schema 4 or
-5 is upgraded in place when opened (columns and a table are added); one of an earlier schema is
-refused with `StoreSchemaError` rather than read wrongly.
+The version is the database's `user_version` (7: keys used once; 6: each waiting session's first
+deadline beside its record, and the store's secrets; 5: records stored against a base record). A
+file of schema 4, 5 or 6 is upgraded in place when opened (columns and tables are added); one of
+an earlier schema is refused with `StoreSchemaError` rather than read wrongly.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from eve_py.errors import StoreSchemaError
 
 __all__ = ("SCHEMA_VERSION", "check_schema", "connect", "create_tables")
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """The database's `user_version` this store writes and reads."""
 
 _UPGRADES = {
     4: ("ALTER TABLE sessions ADD COLUMN base BLOB", "ALTER TABLE sessions ADD COLUMN deadline REAL"),
     5: ("ALTER TABLE sessions ADD COLUMN deadline REAL",),
+    6: (),
 }
 """What brings a file of an older schema to this one, by its version (its records read as they are:
 no session of an older eve-py has a deadline). New tables and indexes come with `create_tables`."""
@@ -41,6 +42,11 @@ CREATE TABLE IF NOT EXISTS secrets (
     name TEXT PRIMARY KEY,
     value BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS once (
+    key TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS once_expires_at ON once (expires_at);
 CREATE TABLE IF NOT EXISTS messages (
     session INTEGER NOT NULL,
     idx INTEGER NOT NULL,

@@ -114,6 +114,20 @@ class SessionStore(Protocol):
         """
         ...
 
+    async def use_once(self, key: str, *, now: float, expires_at: float) -> bool:
+        """Record `key` as used until `expires_at`; whether this is its first use.
+
+        From any process on the store, one caller gets True for a key; every other caller gets
+        False until `expires_at` has passed (records that lapsed are deleted as calls come).
+        What makes a sealed MCP request state answer at most once, on every worker.
+
+        Args:
+            key: Any text (a random nonce, with a prefix naming its use).
+            now: Unix time, seconds: records whose `expires_at` is this or earlier have lapsed.
+            expires_at: Unix time, seconds, when this key's record lapses.
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release resources (connections); the store is unusable afterwards."""
         ...

@@ -34,6 +34,7 @@ from eve_py.errors import SessionConflictError, SessionNotFoundError
 from eve_py.protocol import Event, dump_event, load_event
 from eve_py.protocol.messages import Message
 from eve_py.sessions._feed import CANCEL_CHANNEL, EVENTS_CHANNEL, Notice, parse_notice
+from eve_py.sessions._once import POSTGRES_USE_ONCE
 from eve_py.sessions._pg_connect import connect, connection_lost, make_pool, unavailable, unreachable
 from eve_py.sessions._pg_schema import POSTGRES_SCHEMA_VERSION, check_version, migrate, schema_version
 from eve_py.sessions._record import SessionRecord
@@ -322,6 +323,10 @@ class PostgresSessionStore:
             row = await self._one("SELECT value FROM eve_secrets WHERE name = %(name)s", {"name": name})
         assert row is not None, "a secret, once inserted, is never deleted"
         return bytes(row[0])
+
+    async def use_once(self, key: str, *, now: float, expires_at: float) -> bool:
+        """See `SessionStore.use_once` (one statement; a racing recorder waits for the first one's row)."""
+        return await self._one(POSTGRES_USE_ONCE, {"key": key, "now": now, "expires_at": expires_at}) is not None
 
     async def aclose(self) -> None:
         """Close the pool's connections."""

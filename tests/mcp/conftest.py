@@ -13,6 +13,7 @@ import sys
 import tarfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
 
@@ -74,10 +75,10 @@ def _read_address(process: subprocess.Popen[str], found: threading.Event, lines:
     found.set()  # the server exited: the waiter sees no address
 
 
-@pytest.fixture(scope="session")
-def desk_url() -> Iterator[str]:
-    """`eve-py mcp fixtures/refund-desk-mcp --http --port 0`, running for the whole session; its URL."""
-    command = [sys.executable, "-m", "eve_py", "mcp", str(REFUND_MCP_APP), "--http", "--port", "0"]
+@contextmanager
+def serving_http(app: Path, *args: str) -> Iterator[str]:
+    """`eve-py mcp APP --http --port 0 ARGS...` running in a process of its own; its URL."""
+    command = [sys.executable, "-m", "eve_py", "mcp", str(app), "--http", "--port", "0", *args]
     with subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True) as process:
         found, lines = threading.Event(), list[str]()
         reader = threading.Thread(target=_read_address, args=(process, found, lines), daemon=True)
@@ -91,3 +92,10 @@ def desk_url() -> Iterator[str]:
             process.terminate()
             process.wait(30)
             reader.join(30)
+
+
+@pytest.fixture(scope="session")
+def desk_url() -> Iterator[str]:
+    """`eve-py mcp fixtures/refund-desk-mcp --http --port 0`, running for the whole session; its URL."""
+    with serving_http(REFUND_MCP_APP) as url:
+        yield url

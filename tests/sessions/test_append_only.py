@@ -23,7 +23,7 @@ def test_a_file_of_an_older_schema_is_refused_and_left_untouched(tmp_path: Path)
         db.execute("INSERT INTO sessions VALUES ('ses_1', 3, '{\"messages\": []}')")
     before = path.read_bytes()
 
-    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 6"):
+    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 7"):
         SQLiteSessionStore(path)
 
     assert path.read_bytes() == before
@@ -154,7 +154,7 @@ async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(
     assert (await resumed.respond([pick])).message == "Recorded your pick: tpl_blue."
     await upgraded.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 6
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 7
 
 
 async def test_a_second_store_on_the_file_reads_every_record_the_first_wrote(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from eve_py._json import JsonObject, JsonValue, to_json_value
 from eve_py.authoring._signature import NeedsInput
 from eve_py.errors import ToolError
 from eve_py.mcp.serve._asks import approval_granted, approval_question, client_result, result_question
+from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._results import crash_result, error_result, output_result
 from eve_py.mcp.serve._rounds import (
     decode_state,
@@ -185,21 +186,26 @@ def _require_elicitation(site: CallSite, question: Question) -> None:
 
 
 async def call_modern(
-    tool: ResolvedTool, params: types.CallToolRequestParams, site: CallSite
+    tool: ResolvedTool, params: types.CallToolRequestParams, site: CallSite, nonces: Nonces
 ) -> types.CallToolResult | types.InputRequiredResult:
     """One 2026-era round: the result, or the open questions with the state to come back with.
 
-    `params.request_state` is the plaintext the SDK's `RequestStateBoundary` already verified.
+    `params.request_state` is the plaintext the SDK's `RequestStateBoundary` already verified;
+    its nonce is spent in `nonces` once the round's answers are read, before any tool code runs.
 
     Raises:
-        MCPError: The arguments or an answer are not JSON text (`-32602`), the client lacks form
-            elicitation and a question is open, or a tool raised one.
+        MCPError: The arguments or an answer are not JSON text (`-32602`), the state was used
+            before (`-32602 Invalid or expired requestState`), the client lacks form elicitation
+            and a question is open, or a tool raised one.
     """
     refuse_not_json(f"The arguments of tool {tool.name!r}", params.arguments or {})
+    state = decode_state(params.request_state)
     try:
-        recorded = recorded_answers(decode_state(params.request_state), params.input_responses)
+        recorded = recorded_answers(state, params.input_responses)
     except ToolError as exc:
         return error_result(tool.name, str(exc))
+    if state.n:
+        await nonces.spend(state.n)
     outcome = await attempt(tool, params.arguments or {}, site, recorded)
     if isinstance(outcome, types.CallToolResult):
         return outcome

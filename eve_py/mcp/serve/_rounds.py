@@ -4,9 +4,10 @@ A round that needs answers returns an `InputRequiredResult` whose `requestState`
 answers recorded so far and the digest of every question just asked. The SDK's
 `RequestStateBoundary` seals that plaintext on the way out (encrypted, expiring, bound to the
 tool and its arguments) and verifies it on the way back in, so this module only ever sees text
-it minted. The next round turns the client's `inputResponses` into eve-py's `RecordedOutcome`s,
-each pinned to the digest of the question it answered: an answer to a question that has
-changed since it was asked is dropped and the question is asked again, as in the SDK.
+it minted; each state carries a random nonce so that it answers once (`_once`). The next
+round turns the client's `inputResponses` into eve-py's `RecordedOutcome`s, each pinned to the
+digest of the question it answered: an answer to a question that has changed since it was
+asked is dropped and the question is asked again, as in the SDK.
 
 An answer that is not JSON text (a lone UTF-16 surrogate, NaN, Infinity: the 2026-era HTTP
 transport reads them with Python's `json`) is refused with `-32602` before any tool code uses it:
@@ -16,6 +17,7 @@ a tool result repeating it could not be sent, after the executor's side effect.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 
 import mcp_types as types
@@ -37,13 +39,15 @@ __all__ = (
     "refuse_not_json",
 )
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2
 
 
 class RoundState(BaseModel):
     """The decoded `requestState`: answers recorded in earlier rounds and the questions just asked."""
 
     v: int = _STATE_VERSION
+    n: str = ""
+    """The state's nonce: the round that uses it first records it, and no other round may (`_once`)."""
     outcomes: dict[str, RecordedOutcome] = {}
     """Recorded answers, by question key (a resolver's key, `eve:approval` or `eve:result`)."""
     asked: dict[str, str] = {}
@@ -71,7 +75,7 @@ def encode_state(outcomes: Mapping[str, RecordedOutcome], asked: Sequence[Questi
     ASCII JSON, as the SDK's own state: the encoding cannot fail on any text (`decode_state`
     reads it with `json.loads`).
     """
-    state = RoundState(outcomes=dict(outcomes), asked={q.key: q.digest for q in asked})
+    state = RoundState(n=secrets.token_urlsafe(16), outcomes=dict(outcomes), asked={q.key: q.digest for q in asked})
     return json.dumps(state.model_dump(mode="json"), separators=(",", ":"))
 
 

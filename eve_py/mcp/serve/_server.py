@@ -13,7 +13,8 @@ Each tool is listed with the model-facing input schema the agent's model sees (r
 and `ToolContext` parameters left out) and its output schema. The SDK's `RequestStateBoundary`
 seals every 2026-era `requestState` this server mints (AES-GCM under a process-local key by
 default, expiring, bound to the tool, its arguments and the audience) and rejects a tampered,
-expired or rebound one with `-32602 Invalid or expired requestState` before any tool code runs.
+expired or rebound one with `-32602 Invalid or expired requestState` before any tool code runs;
+a state used once already is refused the same way (`_once`: its nonce is recorded in the store).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from eve_py._version import version
 from eve_py.agent import Agent
 from eve_py.mcp.serve._calls import CallSite, call_legacy, call_modern, uses_input_required
+from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._results import unknown_tool_result
+from eve_py.sessions import MemorySessionStore, SessionStore
 from eve_py.tools._resolved import ResolvedTool
 
 __all__ = ("CallToolHandler", "list_tools", "mcp_server", "mcp_tool", "tools_server")
@@ -88,7 +91,11 @@ def tools_server(
 
 
 def mcp_server(
-    agent: Agent, *, name: str | None = None, request_state_security: RequestStateSecurity | None = None
+    agent: Agent,
+    *,
+    name: str | None = None,
+    request_state_security: RequestStateSecurity | None = None,
+    store: SessionStore | None = None,
 ) -> Server[Any]:
     """The SDK server that serves `agent`'s tools (both protocol eras, any SDK transport).
 
@@ -96,8 +103,14 @@ def mcp_server(
         agent: The loaded agent (`load_agent(app_dir)`); its framework tools are served too.
         name: The server's name (and the sealed state's audience); the agent's name by default.
         request_state_security: How `requestState` is sealed; `RequestStateSecurity.ephemeral()`
-            (a key of this process only) by default. Pass shared `keys=` for several workers.
+            (a key of this process only) by default. Pass shared `keys=` for several workers
+            (`await shared_request_state_security(store)` keeps one in the store).
+        store: Where the nonce of each used `requestState` is recorded, so that a state answers
+            at most once; a `MemorySessionStore` of this server by default. Several workers
+            share one store (SQLite file or PostgreSQL) as they share the keys.
     """
+    security = request_state_security or RequestStateSecurity.ephemeral()
+    nonces = Nonces(store=store or MemorySessionStore(), ttl=security.ttl)
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -107,13 +120,12 @@ def mcp_server(
             return unknown_tool_result(params.name)
         site = _site(ctx)
         if uses_input_required(ctx.protocol_version):
-            return await call_modern(tool, params, site)
+            return await call_modern(tool, params, site, nonces)
         return await call_legacy(tool, params, site, session=ctx.session, request_id=ctx.request_id)
 
     server_name = name or agent.name
     server = tools_server(
         server_name, instructions=agent.instructions, tools=list_tools(agent), on_call_tool=on_call_tool
     )
-    security = request_state_security or RequestStateSecurity.ephemeral()
     server.middleware.append(RequestStateBoundary(security, default_audience=server_name))
     return server
