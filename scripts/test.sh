@@ -34,6 +34,11 @@ if ! cmp -s tests/ag_ui_client/package-lock.json tests/ag_ui_client/node_modules
     npm install --prefix tests/ag_ui_client --no-save --no-audit --no-fund --loglevel=error
     cp tests/ag_ui_client/package-lock.json tests/ag_ui_client/node_modules/.installed-lock.json
 fi
+# The AI SDK's own chat client (npm package ai) drives POST /ai-sdk/chat in tests/ai_sdk_client, on the same Node.
+if ! cmp -s tests/ai_sdk_client/package-lock.json tests/ai_sdk_client/node_modules/.installed-lock.json; then
+    npm install --prefix tests/ai_sdk_client --no-save --no-audit --no-fund --loglevel=error
+    cp tests/ai_sdk_client/package-lock.json tests/ai_sdk_client/node_modules/.installed-lock.json
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,docs]'

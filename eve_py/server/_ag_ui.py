@@ -42,7 +42,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from eve_py._camel import describe_validation_error
-from eve_py.errors import EveError, SessionNotFoundError
+from eve_py.errors import ApiError, EveError
 from eve_py.protocol import InputRequested, TurnWaiting, new_id
 from eve_py.protocol.requests import InputRequest
 from eve_py.server._ag_ui_events import RunProjection, response_of
@@ -50,13 +50,10 @@ from eve_py.server._ag_ui_messages import snapshot_of
 from eve_py.server._bodies import bad_request, error_body, error_response, error_status
 from eve_py.server._hub import Subscriber
 from eve_py.server._operations import Answer, Operation, Send
-from eve_py.server._routes import Api, UnownedSessionError
+from eve_py.server._routes import Api
+from eve_py.server._runs import KEEPALIVE, SSE_HEADERS, check_thread_id, follow_run, open_thread
 
 __all__ = ("AgUi",)
-
-_SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
-_KEEPALIVE = b": keepalive\n\n"
-"""An SSE comment, sent while a run waits on its model or tools (proxies drop idle connections)."""
 
 
 def _sse(event: BaseEvent) -> bytes:
@@ -111,28 +108,14 @@ class AgUi:
         try:
             principal = self.api._principal(request)
             body = _parse(await self.api._body(request))
-            session_id = await self._thread(body.thread_id, principal)
+            session_id = await open_thread(self.api, body.thread_id, principal)
             by = self.api._caller(request)[1]
         except EveError as exc:
             return error_response(exc)
         subscriber = self.api.hub.subscribe(session_id)  # before the work starts: no commit is missed
-        headers = _SSE_HEADERS | {"x-eve-session-id": session_id}
+        headers = SSE_HEADERS | {"x-eve-session-id": session_id}
         stream = self._stream(session_id, body, by, subscriber)
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
-
-    async def _thread(self, thread_id: str, principal: str) -> str:
-        """The thread's session, created and claimed on first use; another caller's is a 404."""
-        owner = await self.api.owners.owner(thread_id)
-        if owner == principal:
-            return thread_id
-        if owner is not None:
-            raise SessionNotFoundError(thread_id)
-        if await self.api._stored(thread_id):
-            raise UnownedSessionError(thread_id)
-        await self.api.owners.claim(thread_id, principal)
-        with self.api.runner.attribute(thread_id):
-            await self.api.runtime.create_session(thread_id)
-        return thread_id
 
     async def _stream(
         self, session_id: str, body: RunAgentInput, by: str, subscriber: Subscriber
@@ -178,27 +161,24 @@ class AgUi:
         self, session_id: str, begun: _Begun, projection: RunProjection, subscriber: Subscriber
     ) -> AsyncIterator[bytes]:
         """The run's stored events as AG-UI events, until the turn completes, fails or parks."""
-        store = self.api.runtime.store
-        cursor = begun.start
         batch: list[InputRequest] = []
-        while cursor is not None and not projection.ended:
-            events = await store.read_events(session_id, cursor)
-            cursor += len(events)
-            for event in events:
-                if isinstance(event, InputRequested):
-                    batch = event.data.input_requests()
-                requests = await self._open(session_id, batch) if isinstance(event, TurnWaiting) else []
-                for made in projection.events(event, requests):
-                    yield _sse(made)
-            if begun.partial or projection.ended:
-                break  # a partial answer writes once and leaves the batch parked
-            if self.api.closing:
+        if begun.start is not None:
+            done = lambda: begun.partial or projection.ended  # noqa: E731 (a partial answer writes once)
+            try:
+                async for events in follow_run(self.api, session_id, begun.start, subscriber, done=done):
+                    if events is None:
+                        yield KEEPALIVE
+                        continue
+                    for event in events:
+                        if isinstance(event, InputRequested):
+                            batch = event.data.input_requests()
+                        requests = await self._open(session_id, batch) if isinstance(event, TurnWaiting) else []
+                        for made in projection.events(event, requests):
+                            yield _sse(made)
+            except ApiError:  # the server shuts down
                 for made in projection.error("The server is shutting down; run again.", "unavailable"):
                     yield _sse(made)
                 return
-            if not await subscriber.wait(self.api.recheck_s):
-                await self.api._recover_quiet(session_id)
-                yield _KEEPALIVE
         if not projection.ended:
             for made in await self._settled(session_id, projection):
                 yield _sse(made)
@@ -228,7 +208,5 @@ def _parse(raw: Any) -> RunAgentInput:
         body = RunAgentInput.model_validate(raw)
     except ValidationError as exc:
         raise bad_request(f"Invalid RunAgentInput: {describe_validation_error(exc, root='(body)')}") from exc
-    thread = body.thread_id
-    if not thread or len(thread) > 200 or not thread.isprintable():
-        raise bad_request("threadId names the eve-py session: 1 to 200 printable characters.")
+    check_thread_id(body.thread_id, "threadId")
     return body

@@ -66,6 +66,7 @@ from eve_py.protocol import (
     TurnWaiting,
 )
 from eve_py.protocol.requests import InputRequest, InputResponse, ToolCallAction
+from eve_py.server._answers import approval_answer, value_answer
 
 __all__ = ("RunProjection", "approval_schema", "interrupt_of", "response_of")
 
@@ -126,11 +127,7 @@ def response_of(entry: ResumeEntry, request: InputRequest | None) -> InputRespon
             f"Resume entry {request_id!r} is resolved but carries no payload.", request_id=request_id
         )
     if request.kind != "tool-approval":
-        if isinstance(payload, str) and payload in request.option_ids():
-            return InputResponse(request_id=request_id, option_id=payload)
-        if isinstance(payload, str) and request.response_schema is None:
-            return InputResponse(request_id=request_id, text=payload)
-        return InputResponse(request_id=request_id, value=payload)
+        return value_answer(request_id, request, payload)
     if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
         raise InvalidAnswerError(
             f'Approval {request_id!r} takes {{"approved": true | false}} as its payload.', request_id=request_id
@@ -146,9 +143,7 @@ def response_of(entry: ResumeEntry, request: InputRequest | None) -> InputRespon
         raise InvalidAnswerError(
             f"Approval {request_id!r}: editedArgs is an object, sent only with approved: true.", request_id=request_id
         )
-    if payload["approved"]:
-        return InputResponse(request_id=request_id, option_id="approve", edited_input=edited)
-    return InputResponse(request_id=request_id, option_id="deny", text=reason)
+    return approval_answer(request_id, payload["approved"], reason, edited)
 
 
 def _json_text(value: JsonValue) -> str:

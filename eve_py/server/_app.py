@@ -24,6 +24,7 @@ GET|POST /eve/v1/answer/{token}            the linked request (JSON, or its page
                                            see `eve_py.server._links`)
 GET|POST /eve/v1/approvals                 the approvals waiting for the caller across sessions | answer
                                            them (see `eve_py.server._approvals`)
+POST /ai-sdk/chat                          the Vercel AI SDK's `useChat` (see `eve_py.server._ai_sdk`)
 GET  /                                     the browser chat
 ```
 
@@ -56,6 +57,7 @@ from starlette.staticfiles import StaticFiles
 
 from eve_py.harness._runtime import Runtime
 from eve_py.server._ag_ui import AgUi
+from eve_py.server._ai_sdk import AiSdkChat
 from eve_py.server._approvals import Approvals
 from eve_py.server._auth import Authenticator, tokens_from_env
 from eve_py.server._feed import follow_feed
@@ -158,6 +160,7 @@ def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
         Route(f"{session}/reset", api.reset, methods=["POST"]),
         Route(f"{session}/compact", api.compact, methods=["POST"]),
         *AgUi(api).routes(),
+        *AiSdkChat(api).routes(),
         Route(f"{session}/links", links.create, methods=["POST"]),
         Route(f"{API_PREFIX}/answer/{{token}}", links.show, methods=["GET"]),
         Route(f"{API_PREFIX}/answer/{{token}}", links.answer, methods=["POST"]),
