@@ -26,6 +26,11 @@ approval) gets `expires_after=SECONDS` as if defined with it, so each request ca
 `--baseline`, only the current tree's runs get it: a commit from before requests could expire
 runs without, which is the comparison that shows what a deadline costs when nothing expires.
 
+With `--trace`, every turn's spans are recorded by the OpenTelemetry SDK (`eve-py[otel]` and
+`opentelemetry-sdk`): a `TracerProvider` with a batch processor whose exporter drops them, so the
+figure is eve-py's tracing and the SDK's, not a collector's. With `--baseline`, only the current
+tree's runs trace (a run without `--trace` on a tree with tracing is the no-provider cost).
+
 Without `--store`, the SQLite run and the baseline run (the same flow on `MemorySessionStore`)
 each run in a fresh child process, so neither sees the other's heap, and the ratio
 sqlite/memory is printed.
@@ -44,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -309,7 +315,13 @@ async def measure(kind: StoreKind, n: int, concurrency: int, app: Path, expires_
 
 
 def run_child(
-    kind: StoreKind, n: int, concurrency: int, app: Path, root: Path = REPO, expires_after: float | None = None
+    kind: StoreKind,
+    n: int,
+    concurrency: int,
+    app: Path,
+    root: Path = REPO,
+    expires_after: float | None = None,
+    trace: bool = False,
 ) -> Result:
     """Run one store kind in a fresh interpreter and read its JSON result.
 
@@ -334,6 +346,8 @@ def run_child(
     ]
     if expires_after is not None:
         command += ["--expires-after", str(expires_after)]
+    if trace:
+        command.append("--trace")
     completed = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
     data = json.loads(completed.stdout)
     return Result(**data)
@@ -362,7 +376,15 @@ def report(result: Result) -> list[str]:
     return lines
 
 
-def compare(ref: str, rounds: int, n: int, concurrency: int, app: Path, expires_after: float | None = None) -> int:
+def compare(
+    ref: str,
+    rounds: int,
+    n: int,
+    concurrency: int,
+    app: Path,
+    expires_after: float | None = None,
+    trace: bool = False,
+) -> int:
     """SQLite park/resume of the working tree against commit `ref`, in alternating rounds; prints the ratios.
 
     `expires_after` applies to the working tree's runs only.
@@ -373,16 +395,32 @@ def compare(ref: str, rounds: int, n: int, concurrency: int, app: Path, expires_
     with worktree("baseline", ref) as side:
         for _ in range(rounds):
             theirs = run_child("sqlite", n, concurrency, app, side.root)
-            ours = run_child("sqlite", n, concurrency, app, expires_after=expires_after)
+            ours = run_child("sqlite", n, concurrency, app, expires_after=expires_after, trace=trace)
             ratios["cycles/s"].append(ours.cycles_per_s / theirs.cycles_per_s)
             ratios["park p50"].append(ours.park_p50_ms / theirs.park_p50_ms)
             ratios["resume p50"].append(ours.resume_p50_ms / theirs.resume_p50_ms)
             print("\n".join(["baseline " + ref, *report(theirs), "current", *report(ours)]))
     deadline = "" if expires_after is None else f"; current with expires_after={expires_after:g} s"
+    deadline += "; current traced (OpenTelemetry SDK)" if trace else ""
     print(f"current / baseline {ref} (SQLite, {n} sessions, median of {rounds} alternating rounds{deadline}):")
     for name, values in ratios.items():
         print(f"  {name:<12} {statistics.median(values):6.2f}x   (rounds: {', '.join(f'{v:.2f}' for v in values)})")
     return 0
+
+
+def record_spans() -> None:
+    """Set an OpenTelemetry SDK tracer provider whose batch processor hands every span to an exporter that drops it."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class Drop(SpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Drop()))
+    trace.set_tracer_provider(provider)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -400,6 +438,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SECONDS",
         help="give the app's parking tools expires_after=SECONDS (with --baseline: the current tree only)",
     )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="record every turn's spans with the OpenTelemetry SDK (with --baseline: the current tree only)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds with --baseline (default 3)")
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.concurrency < 1:
@@ -407,8 +450,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.expires_after is not None and not args.expires_after > 0:
         parser.error("--expires-after must be a positive number of seconds")
     if args.baseline is not None:
-        return compare(args.baseline, args.rounds, args.sessions, args.concurrency, args.app, args.expires_after)
+        return compare(
+            args.baseline, args.rounds, args.sessions, args.concurrency, args.app, args.expires_after, args.trace
+        )
 
+    if args.trace:
+        record_spans()
     if args.store is not None:
         result = anyio.run(measure, args.store, args.sessions, args.concurrency, args.app, args.expires_after)
         print(json.dumps(asdict(result)) if args.json else "\n".join(report(result)))

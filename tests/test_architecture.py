@@ -28,6 +28,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("authoring", {"eve_py.authoring"}),
     ("loading", {"eve_py.tools", "eve_py.compiler", "eve_py.mcp.connect", "eve_py.agent"}),
     ("deciding", {"eve_py.parking"}),
+    ("observing", {"eve_py.tracing"}),
     ("acting", {"eve_py.harness"}),
     ("serving", {"eve_py.server", "eve_py.mcp.serve", "eve_py.mcp.channel", "eve_py.evals"}),
     ("entry", {"eve_py", "eve_py.mcp", "eve_py.cli", "eve_py.__main__"}),

@@ -334,6 +334,11 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "resolve_tool",
         "tool_name_from_path",
     ),
+    "eve_py.tracing": (
+        "INSTRUMENTATION_NAME",
+        "PARK_EVENT",
+        "RESUME_EVENT",
+    ),
 }
 
 

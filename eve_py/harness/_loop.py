@@ -58,6 +58,7 @@ from eve_py.protocol.turns import TurnInput, TurnResult, TurnResultStatus, TurnS
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
 from eve_py.tools._resolved import ResolvedTool
+from eve_py.tracing._spans import request_model, turn_span
 
 __all__ = ("TurnDriver",)
 
@@ -129,8 +130,11 @@ class TurnDriver:
         keeper = self.writer.store
         assert isinstance(keeper, LeaseKeeper)
         try:
-            async with keeper.beating():  # heartbeat: a slow step keeps its lease
-                return await self._drive(record)
+            with turn_span(self._agent.name, self._model, record) as traced:
+                async with keeper.beating():  # heartbeat: a slow step keeps its lease
+                    result = await self._drive(record)
+                traced.ended(result)
+                return result
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._cancelled(record.id)
@@ -271,10 +275,10 @@ class TurnDriver:
             on_delta=writer.on_delta if writer is not None else None,
         )
         if writer is None:
-            return record, await self._model.request(request)
+            return record, await request_model(self._model, request, record.id)
         try:
             async with writer.writing(record):
-                response = await self._model.request(request)
+                response = await request_model(self._model, request, record.id)
         finally:
             record = writer.record or record
         return record, response

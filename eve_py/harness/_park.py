@@ -34,6 +34,7 @@ from eve_py.protocol.turns import TurnState
 from eve_py.resolvers._solver import Question
 from eve_py.sessions._record import SessionRecord
 from eve_py.tools._resolved import ResolvedTool
+from eve_py.tracing._spans import mark_parked, tool_span
 
 __all__ = ("park", "run_call", "run_step_calls")
 
@@ -66,13 +67,14 @@ async def run_call(
     is_error = False
     error_name: str | None = None
     try:
-        outcome = await tool.plan.run(call.input, ctx, recorded)
-        if isinstance(outcome, NeedsInput):
-            return outcome.questions
-        output = to_json_value(outcome.value)
-        if tool.output_schema is not None:
-            schema_validator(tool.output_schema).validate(output)
-        model_output = output if tool.to_model_output is None else to_json_value(tool.to_model_output(output))
+        with tool_span(session_id, call.tool_call_id, tool.name, tool.description):
+            outcome = await tool.plan.run(call.input, ctx, recorded)
+            if isinstance(outcome, NeedsInput):
+                return outcome.questions
+            output = to_json_value(outcome.value)
+            if tool.output_schema is not None:
+                schema_validator(tool.output_schema).validate(output)
+            model_output = output if tool.to_model_output is None else to_json_value(tool.to_model_output(output))
     except pydantic.ValidationError as exc:
         output = model_output = f"Invalid input for tool {tool.name!r}: {describe_validation_error(exc)}"
         is_error = True
@@ -178,7 +180,7 @@ async def park(
     Raises:
         SessionConflictError: Another writer changed the session since `record` was read.
     """
-    pending = with_deadlines(pending, tools, default_expiry_s, time.time())
+    pending = mark_parked(with_deadlines(pending, tools, default_expiry_s, time.time()))
     parked = record.park(pending)
     assert parked.turn is not None
     return await writer.commit(parked, [*events, *park_events(parked.turn, pending)])

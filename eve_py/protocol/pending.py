@@ -72,6 +72,9 @@ class PendingStep(CamelModel):
     """For approvals that need several approvers, by request id: who approved so far, in order."""
     expired: list[str] = Field(default_factory=list)
     """Request ids of this batch whose deadline passed unanswered: each call gets the expiry's error result."""
+    trace_context: dict[str, str] | None = None
+    """The W3C trace context (`traceparent`, and `tracestate` when set) of the span that parked this
+    batch, when a tracer provider was configured (`eve_py.tracing`): the resumed turn's span links to it."""
 
     def with_results(self, results: dict[str, ToolResultPart]) -> PendingStep:
         """This step with `results` as its known results."""
