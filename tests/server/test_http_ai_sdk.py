@@ -15,6 +15,15 @@ import pytest
 
 from eve_py.agent import Agent
 from eve_py.protocol import messages as eve
+from eve_py.protocol import new_event
+from eve_py.protocol.payloads import (
+    ActionResultData,
+    ActionResultError,
+    StepStartedData,
+    ToolResultAction,
+    TurnFailedData,
+)
+from eve_py.server._ai_sdk_chunks import ChunkProjection
 from tests.server.helpers import ALICE, BOB, PICK_BLUE, Served, hitl_runtime, read_stream, serve
 
 pytestmark = pytest.mark.anyio
@@ -312,3 +321,41 @@ async def test_a_call_parked_here_is_answered_on_eves_wire_and_the_other_way_rou
     assert text(story).startswith("Once upon a time")
     assert text(done) == "The guarded echo ran and returned the token guarded-echo-ok-T4Q9."
     assert len([p for m in conversation if isinstance(m, eve.ToolMessage) for p in m.content]) == 1
+
+
+async def test_a_turn_that_parks_twice_continues_the_same_message_each_time(hitl_agent: Agent) -> None:
+    async with serve(hitl_runtime(hitl_agent)) as served, client(served) as http:
+        history = [user("set up a palette")]
+        parked = await chat(http, "c-palette", history)
+        template = first(parked, "tool-input-available")["toolCallId"]
+        message = assistant(parked, **{template: picked(["tpl_red"])})
+        again = await chat(http, "c-palette", [*history, message])
+        colour = first(again, "tool-input-available")
+        parts = message["parts"] + [{"type": "step-start"}]
+        parts.append({"type": "tool-ask_question", "toolCallId": colour["toolCallId"], "input": colour["input"]})
+        parts[-1] |= {"state": "output-available", "output": {"pickedIds": ["blue"]}}
+        done = await chat(http, "c-palette", [*history, message | {"parts": parts}])
+
+    assert colour["input"]["prompt"] == "Which accent colour?" and again[-1]["finishReason"] == "tool-calls"
+    assert done[0]["messageId"] == again[0]["messageId"] == parked[0]["messageId"]
+    assert text(done).startswith("Your palette is set:") and "tpl_red" in text(done) and "blue" in text(done)
+
+
+def test_a_failed_call_and_a_failed_turn_are_error_chunks() -> None:
+    projection = ChunkProjection("msg_1")
+    failed_call = ActionResultData(
+        sequence=0,
+        turn_id="turn_1",
+        step_index=0,
+        result=ToolResultAction(call_id="c1", tool_name="note", output="The disk is full.", is_error=True),
+        status="failed",
+        error=ActionResultError(code="TOOL_ERROR", message="The disk is full."),
+    )
+    started = projection.events(new_event(StepStartedData(sequence=0, turn_id="turn_1", step_index=0, model_id="m")))
+    call = projection.events(new_event(failed_call))
+    failed = projection.events(new_event(TurnFailedData(sequence=0, turn_id="turn_1", code="MODEL_ERROR", message="x")))
+
+    assert started == [{"type": "start-step"}]
+    assert call == [{"type": "tool-output-error", "toolCallId": "c1", "errorText": "The disk is full."}]
+    assert failed == [{"type": "finish-step"}, {"type": "error", "errorText": "x"}]
+    assert projection.ended and projection.events(new_event(failed_call)) == []
