@@ -13,11 +13,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from eve_py._camel import describe_validation_error
-from eve_py._json import JsonValue, canonical_dumps, json_problem
+from eve_py._json import JsonSchema, JsonValue, canonical_dumps, json_problem
 from eve_py.errors import InvalidAnswerError, InvalidMessageError
+from eve_py.protocol import new_id
 from eve_py.protocol.requests import InputResponse
+from eve_py.protocol.turns import ClientTool, TurnInput
+from eve_py.tools._client import check_client_tools
+from eve_py.tools._resolved import ResolvedTool
 
-__all__ = ("as_response", "check_turn_input", "context_text")
+__all__ = ("as_response", "check_turn_input", "context_text", "turn_input")
 
 
 def context_text(context: str | Sequence[str] | Mapping[str, JsonValue] | None) -> str | None:
@@ -38,6 +42,36 @@ def check_turn_input(fields: Mapping[str, object]) -> None:
     problem = json_problem(dict(fields))
     if problem is not None:
         raise InvalidMessageError(f"The turn's input cannot be stored: {problem}.")
+
+
+def turn_input(
+    message: str | Sequence[str],
+    client_context: str | Sequence[str] | Mapping[str, JsonValue] | None,
+    output_schema: JsonSchema | None,
+    delivery_id: str | None,
+    client_tools: Sequence[ClientTool] | None,
+    app_tools: Mapping[str, ResolvedTool],
+) -> TurnInput:
+    """What `Session.send` was sent, checked, as the turn keeps it (see `Session.send` for each field).
+
+    Raises:
+        InvalidMessageError: No non-whitespace text, or NaN, Infinity or a lone surrogate somewhere.
+        ToolDefinitionError: A client tool is invalid or has an app tool's name.
+    """
+    parts = [message] if isinstance(message, str) else list(message)
+    if not "".join(parts).strip():
+        raise InvalidMessageError("A message must contain some text (providers reject blank messages).")
+    check_turn_input({"message": parts, "clientContext": client_context, "outputSchema": output_schema})
+    if client_tools:
+        check_client_tools(client_tools, app_tools)
+        check_turn_input({"clientTools": [tool.to_wire() for tool in client_tools]})
+    return TurnInput(
+        parts=parts,
+        delivery_id=delivery_id or new_id("dlv"),
+        client_context=context_text(client_context),
+        output_schema=output_schema,
+        client_tools=list(client_tools) if client_tools else None,
+    )
 
 
 def as_response(raw: InputResponse | Mapping[str, Any]) -> InputResponse:

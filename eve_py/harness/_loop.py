@@ -57,6 +57,7 @@ from eve_py.protocol.payloads import (
 from eve_py.protocol.turns import TurnInput, TurnResult, TurnResultStatus, TurnState
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
+from eve_py.tools._client import with_client_tools
 from eve_py.tools._resolved import ResolvedTool
 from eve_py.tracing._spans import request_model, turn_span
 
@@ -94,6 +95,10 @@ class TurnDriver:
     def tools(self) -> Mapping[str, ResolvedTool]:
         """The agent's tools by name."""
         return self._agent.tools
+
+    def turn_tools(self, record: SessionRecord) -> Mapping[str, ResolvedTool]:
+        """The tools of the session's turn: the agent's, and the client tools it was offered."""
+        return with_client_tools(self._agent.tools, record.turn.client_tools if record.turn is not None else None)
 
     def start_turn(self, record: SessionRecord, sent: TurnInput) -> Write:
         """`record` with a new turn started by what a person `sent`, its first events and its message."""
@@ -185,8 +190,8 @@ class TurnDriver:
             pass  # someone else wrote meanwhile; their state stands
 
     async def _drive(self, record: SessionRecord) -> TurnResult:
-        tools = self._agent.tools
         while True:
+            tools = self.turn_tools(record)
             if record.pending is not None:
                 queued = record.queued
                 if queued is not None:  # a message dismissed this batch: settle it, start that turn
@@ -271,7 +276,7 @@ class TurnDriver:
         request = ModelRequest(
             instructions=self._instructions(turn),
             messages=list(conversation.messages),
-            tools=[tool.spec for tool in self._agent.tools.values()],
+            tools=[tool.spec for tool in self.turn_tools(record).values()],
             on_delta=writer.on_delta if writer is not None else None,
         )
         if writer is None:
@@ -319,7 +324,8 @@ class TurnDriver:
             events.append(turn.stamp(MessageCompletedData(**coords, finish_reason=finish, message=text)))
         if not assistant.tool_calls:
             return await self._complete(record, assistant if assistant.content else None, events, step_index)
-        plan, rejected, ran = await run_step_calls(record, turn, step_index, assistant, self._agent.tools, unparsed)
+        tools = self.turn_tools(record)
+        plan, rejected, ran = await run_step_calls(record, turn, step_index, assistant, tools, unparsed)
         if plan.actions:
             events.append(turn.stamp(ActionsRequestedData(**coords, actions=plan.actions)))
         # eve's order: the step's calls are announced, the step completes, then the calls report.
@@ -331,7 +337,7 @@ class TurnDriver:
                 record,
                 pending,
                 events,
-                tools=self._agent.tools,
+                tools=tools,
                 default_expiry_s=self._agent.input_expires_after_s,
             )
             return record, self.result(record, "waiting")

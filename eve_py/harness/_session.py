@@ -23,7 +23,6 @@ import anyio
 
 from eve_py._json import JsonSchema, JsonValue
 from eve_py.errors import (
-    InvalidMessageError,
     RequestExpiredError,
     SessionStateError,
     UsageError,
@@ -32,12 +31,12 @@ from eve_py.harness._accept import accept
 from eve_py.harness._conversation import ConversationCache
 from eve_py.harness._expire import Sweeper, commit_expiry
 from eve_py.harness._heartbeat import check_not_running, check_takeover
-from eve_py.harness._inputs import as_response, check_turn_input, context_text
+from eve_py.harness._inputs import as_response, check_turn_input, context_text, turn_input
 from eve_py.harness._links import AnswerLink, answer_link
 from eve_py.harness._loop import TurnDriver
 from eve_py.harness._turns import ActiveTurns
 from eve_py.parking._settle import dismissal
-from eve_py.protocol import Event, new_event, new_id
+from eve_py.protocol import Event, new_event
 from eve_py.protocol.messages import Message
 from eve_py.protocol.payloads import (
     ContextClearedData,
@@ -45,7 +44,7 @@ from eve_py.protocol.payloads import (
     SessionWaitingData,
 )
 from eve_py.protocol.requests import InputRequest, InputResponse
-from eve_py.protocol.turns import SessionStatus, TurnInput, TurnResult
+from eve_py.protocol.turns import ClientTool, SessionStatus, TurnResult
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
 
@@ -125,6 +124,7 @@ class Session:
         client_context: str | Sequence[str] | Mapping[str, JsonValue] | None = None,
         output_schema: JsonSchema | None = None,
         delivery_id: str | None = None,
+        client_tools: Sequence[ClientTool] | None = None,
     ) -> TurnResult:
         """Start a turn with a user message and run it until it completes, parks or fails.
 
@@ -144,25 +144,18 @@ class Session:
                 and `TurnResult.result` holds it; an answer that does not fit fails the turn.
             delivery_id: The id this message is known by (`meta.deliveryIds` of the turn's
                 events); a new `dlv_...` id when None.
+            client_tools: Client-resolved tools offered for this turn only (AG-UI's frontend tools).
 
         Raises:
             InvalidMessageError: The message has no non-whitespace text, or the message, client
                 context or output schema holds NaN, Infinity or a lone UTF-16 surrogate.
+            ToolDefinitionError: A client tool's name or schema is invalid, or is an app tool's name.
             SessionStateError: A turn is running in a worker that still holds its lease.
             ModelConfigurationError: No model is configured.
             SessionConflictError: Another writer changed the session meanwhile.
         """
-        parts = [message] if isinstance(message, str) else list(message)
-        if not "".join(parts).strip():
-            raise InvalidMessageError("A message must contain some text (providers reject blank messages).")
-        check_turn_input({"message": parts, "clientContext": client_context, "outputSchema": output_schema})
-        sent = TurnInput(
-            parts=parts,
-            delivery_id=delivery_id or new_id("dlv"),
-            client_context=context_text(client_context),
-            output_schema=output_schema,
-        )
         driver = self._new_driver()
+        sent = turn_input(message, client_context, output_schema, delivery_id, client_tools, driver.tools)
         record = (await self._store.load(self.id)).active()
         if record.status == "running":
             check_not_running(record)

@@ -1,5 +1,6 @@
 """Where a session and its turn stand: `SessionStatus`, the stored turn (`TurnState`, its `TurnStatus`, the
-`TurnInput` that started it), and the `TurnResult` that `send`, `respond` and `resume` return."""
+`TurnInput` that started it, the `ClientTool`s a client offered for it), and the `TurnResult` that `send`,
+`respond` and `resume` return."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from eve_py.protocol.events import AnyEvent, Event, new_event
 from eve_py.protocol.payloads import EventData
 from eve_py.protocol.requests import InputRequest
 
-__all__ = ("SessionStatus", "TurnInput", "TurnResult", "TurnResultStatus", "TurnState", "TurnStatus")
+__all__ = ("ClientTool", "SessionStatus", "TurnInput", "TurnResult", "TurnResultStatus", "TurnState", "TurnStatus")
 
 SessionStatus: TypeAlias = Literal["idle", "running", "waiting", "ended"]
 """`idle`: ready for a message. `running`: a turn is in progress (or its worker died: call
@@ -25,6 +26,19 @@ TurnStatus: TypeAlias = Literal["running", "waiting", "completed", "failed"]
 
 TurnResultStatus: TypeAlias = Literal["waiting", "completed", "failed"]
 """Where a turn stands once a call returns: parked, answered, or failed (never still `running`)."""
+
+
+class ClientTool(CamelModel):
+    """A client-resolved tool a client offers for one turn (AG-UI's frontend tools).
+
+    The model may call it like an app tool; the call parks as a `client-tool` input request and
+    the client's answer is its result. Kept with the turn, so a resume in another process knows it.
+    """
+
+    name: str
+    description: str
+    input_schema: JsonSchema
+    """JSON Schema of the call's input (an object schema)."""
 
 
 class TurnInput(CamelModel):
@@ -38,6 +52,8 @@ class TurnInput(CamelModel):
     """Context the client sent for this turn only (`clientContext`), as the model is shown it."""
     output_schema: JsonSchema | None = None
     """JSON Schema the turn's final answer must satisfy (`outputSchema`); see `result.completed`."""
+    client_tools: list[ClientTool] | None = None
+    """Client-resolved tools offered for this turn only, beside the app's (`clientTools`)."""
 
     @property
     def text(self) -> str:
@@ -57,6 +73,8 @@ class TurnState(CamelModel):
     """See `TurnInput.client_context`."""
     output_schema: JsonSchema | None = None
     """See `TurnInput.output_schema`."""
+    client_tools: list[ClientTool] | None = None
+    """See `TurnInput.client_tools`."""
     steps: int = 0
     """Model steps taken so far in this turn (the next step's `stepIndex`)."""
     steps_since_input: int = 0
@@ -75,6 +93,7 @@ class TurnState(CamelModel):
             delivery_ids=[sent.delivery_id],
             client_context=sent.client_context,
             output_schema=sent.output_schema,
+            client_tools=sent.client_tools,
         )
 
     def stamp(self, data: EventData) -> Event:

@@ -1,18 +1,21 @@
 """AG-UI 1.0 over HTTP: `POST /ag-ui` runs the agent for an AG-UI client (`@ag-ui/client`'s `HttpAgent`, CopilotKit).
 
 ```
-POST /ag-ui  RunAgentInput {threadId, runId, messages, context?, resume?, ...}
+POST /ag-ui[/{agent}]  RunAgentInput {threadId, runId, messages, tools?, context?, resume?, ...}
              -> 200 text/event-stream: RUN_STARTED, STEP_*, TEXT_MESSAGE_*, TOOL_CALL_*, RUN_FINISHED | RUN_ERROR
-GET  /ag-ui  -> 200 the agent's AG-UI capabilities (human-in-the-loop interrupts, approve with edits)
+GET  /ag-ui[/{agent}]  -> 200 the agent's AG-UI capabilities (human-in-the-loop interrupts, approve with edits)
 ```
 
-The `threadId` is the eve-py session: created on its first run, owned by the caller's token
-like a session made with `POST /eve/v1/session` (another caller's thread is a 404). A run
-either sends the input's last message when it is the person's (`Send`), or, with `resume`
-entries, answers the open requests they name (`Answer`, through `TurnRunner.start`), then
-streams the run's stored events as AG-UI events (`eve_py.server._ag_ui_events`) until the turn
-completes, fails or parks. A parked turn ends the run with the `interrupt` outcome. An answer
-that eve-py refuses (unknown request, a payload that does not fit, a second answer) ends the
+The server serves one agent: `{agent}` is its name (another is a 404). The `threadId` is the
+eve-py session: created on its first run, owned by the caller's token like a session made with
+`POST /eve/v1/session` (another caller's thread is a 404). A run takes what its input adds to
+the stored thread (`eve_py.server._ag_ui_input`): `resume` entries and `ToolMessage`s for open
+frontend-tool calls answer open requests (`Answer`), a new user message starts a turn (`Send`,
+offering the run's `tools` as client tools), both do both (`AnswerThenSend`); then the run's
+stored events stream as AG-UI events (`eve_py.server._ag_ui_events`) until the turn completes,
+fails or parks. A parked turn ends the run with the `interrupt` outcome, one interrupt per open
+request a person answers; parked on frontend tools only, with a plain success (the client runs
+its own tools). An answer that eve-py refuses, or history that contradicts the thread, ends the
 run with `RUN_ERROR` and eve-py's error code, and stores nothing. A resume that answers only
 some of the open requests keeps the batch open: the run ends with an interrupt per request
 still open (AG-UI's own client sends every interrupt's entry; eve-py also takes fewer). A run
@@ -33,7 +36,6 @@ from ag_ui.core import (
     HumanInTheLoopCapabilities,
     RunAgentInput,
     RunStartedEvent,
-    UserMessage,
 )
 from ag_ui.core.version import PROTOCOL_VERSION
 from pydantic import ValidationError
@@ -43,13 +45,15 @@ from starlette.routing import Route
 
 from eve_py._camel import describe_validation_error
 from eve_py.errors import ApiError, EveError
-from eve_py.protocol import InputRequested, TurnWaiting, new_id
+from eve_py.protocol import Event, InputRequested, TurnWaiting, new_id
 from eve_py.protocol.requests import InputRequest
+from eve_py.protocol.turns import ClientTool
 from eve_py.server._ag_ui_events import RunProjection, response_of
+from eve_py.server._ag_ui_input import client_tools_of, read_messages
 from eve_py.server._ag_ui_messages import snapshot_of
 from eve_py.server._bodies import bad_request, error_body, error_response, error_status
 from eve_py.server._hub import Subscriber
-from eve_py.server._operations import Answer, Operation, Send
+from eve_py.server._operations import Answer, AnswerThenSend, Operation, Send
 from eve_py.server._routes import Api
 from eve_py.server._runs import KEEPALIVE, SSE_HEADERS, check_thread_id, follow_run, open_thread
 
@@ -60,24 +64,27 @@ def _sse(event: BaseEvent) -> bytes:
     return b"data: " + event.model_dump_json(by_alias=True).encode("utf-8") + b"\n\n"
 
 
-def _text(message: UserMessage) -> str:
-    """A user message's text (its text parts, joined, for a multimodal one)."""
-    if isinstance(message.content, str):
-        return message.content
-    return "\n".join(text for part in message.content if isinstance(text := getattr(part, "text", None), str))
-
-
 def _context(body: RunAgentInput) -> dict[str, Any] | None:
     """The run's AG-UI context as eve-py's client context: description -> value."""
     return {item.description: item.value for item in body.context} if body.context else None
 
 
+@dataclass(frozen=True)
+class _Run:
+    """A run's input, and its frontend tools as client tools (checked)."""
+
+    body: RunAgentInput
+    tools: list[ClientTool] | None
+
+
 @dataclass
 class _Begun:
-    """What a run's work committed first, and whether it answered only part of the batch."""
+    """Where a run's events start, whether it answered only part of the batch, and whether its work runs here."""
 
     start: int | None
     partial: bool = False
+    own: bool = True
+    """The run started the work (False: it follows a turn a stopped server left running)."""
 
 
 class AgUi:
@@ -91,13 +98,33 @@ class AgUi:
         self.api = api
 
     def routes(self) -> list[Route]:
-        """`POST /ag-ui` and `GET /ag-ui`."""
-        return [Route("/ag-ui", self.run, methods=["POST"]), Route("/ag-ui", self.capabilities, methods=["GET"])]
+        """`POST /ag-ui` and `GET /ag-ui`, and the same at `/ag-ui/{agent}` (the app's agent name)."""
+        return [
+            Route(path, endpoint, methods=[method])
+            for path in ("/ag-ui", "/ag-ui/{agent}")
+            for endpoint, method in ((self.run, "POST"), (self.capabilities, "GET"))
+        ]
+
+    def _agent(self, request: Request) -> None:
+        """Check the agent a `/ag-ui/{agent}` URL names: this app's (the server serves one).
+
+        Raises:
+            ApiError: 404 `agent_not_found` naming the agent this server serves.
+        """
+        named = request.path_params.get("agent")
+        served = self.api.runtime.agent.name
+        if named is not None and named != served:
+            raise ApiError(
+                f"No agent {named!r} here: this server serves one agent, {served!r} (POST /ag-ui or /ag-ui/{served}).",
+                status=404,
+                code="agent_not_found",
+            )
 
     async def capabilities(self, request: Request) -> Response:
         """`GET /ag-ui`: what this agent supports, as AG-UI's `AgentCapabilities` (needs the token)."""
         try:
             self.api._principal(request)
+            self._agent(request)
         except EveError as exc:
             return error_response(exc)
         loop = HumanInTheLoopCapabilities(supported=True, approvals=True, interrupts=True, approve_with_edits=True)
@@ -107,24 +134,25 @@ class AgUi:
         """`POST /ag-ui`: one AG-UI run on the thread's session, streamed as server-sent events."""
         try:
             principal = self.api._principal(request)
+            self._agent(request)
             body = _parse(await self.api._body(request))
+            run = _Run(body, client_tools_of(body.tools or [], self.api.runtime.agent.tools))
             session_id = await open_thread(self.api, body.thread_id, principal)
             by = self.api._caller(request)[1]
         except EveError as exc:
             return error_response(exc)
         subscriber = self.api.hub.subscribe(session_id)  # before the work starts: no commit is missed
         headers = SSE_HEADERS | {"x-eve-session-id": session_id}
-        stream = self._stream(session_id, body, by, subscriber)
+        stream = self._stream(session_id, run, by, subscriber)
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
-    async def _stream(
-        self, session_id: str, body: RunAgentInput, by: str, subscriber: Subscriber
-    ) -> AsyncIterator[bytes]:
+    async def _stream(self, session_id: str, run: _Run, by: str, subscriber: Subscriber) -> AsyncIterator[bytes]:
+        body = run.body
         projection = RunProjection(session_id, body.run_id)
         try:
             yield _sse(RunStartedEvent(thread_id=session_id, run_id=body.run_id, protocol_version=PROTOCOL_VERSION))
             try:
-                begun = await self._begin(session_id, body, by)
+                begun = await self._begin(session_id, run, by, projection)
             except EveError as exc:
                 _, code = error_status(exc)
                 for event in projection.error(str(error_body(exc)["error"]), code):
@@ -139,31 +167,60 @@ class AgUi:
         finally:
             self.api.hub.unsubscribe(subscriber)
 
-    async def _begin(self, session_id: str, body: RunAgentInput, by: str) -> _Begun:
-        """Start the run's work: answer the resumed requests, or send the person's new message."""
+    async def _begin(self, session_id: str, run: _Run, by: str, projection: RunProjection) -> _Begun:
+        """Start the run's work: answer what it answers, send its new user message, or both (answers first)."""
+        body = run.body
         session = await self.api.runtime.get_session(session_id)
-        work: Operation
-        if body.resume:
-            open_requests = {r.request_id: r for r in session.input_requests}
-            responses = [response_of(entry, open_requests.get(entry.interrupt_id)) for entry in body.resume]
-            partial = bool(open_requests.keys() - {r.request_id for r in responses})
-            work = Answer(responses, _context(body), None, by, settle=not partial)
-            started = await self.api.runner.start(session, work)
-            return _Begun(started.start_index, partial)
-        last = body.messages[-1] if body.messages else None
-        if not isinstance(last, UserMessage):
-            return _Begun(None)  # nothing new: the run reports where the thread stands
-        work = Send([_text(last)], _context(body), None, new_id("dlv"))
-        started = await self.api.runner.start(session, work, until_turn=True)
-        return _Begun(started.start_index)
+        record = session.record
+        stored = await session.messages() if body.messages else []
+        added = read_messages(body.messages, stored, record.pending if record.status == "waiting" else None)
+        open_requests = {r.request_id: r for r in session.input_requests}
+        answers = [response_of(entry, open_requests.get(entry.interrupt_id)) for entry in body.resume or []]
+        answers += added.answers
+        projection.requests.update(open_requests)
+        projection.answered_here.update(a.request_id for a in added.answers)
+        send = None
+        if added.message is not None:
+            send = Send([added.message], _context(body), None, new_id("dlv"), client_tools=run.tools)
+            projection.until_turn = record.status in ("waiting", "running") or bool(answers)
+        if not answers:
+            if send is None:
+                return await self._nothing_new(session_id)
+            started = await self.api.runner.start(session, send, until_turn=True)
+            return _Begun(started.start_index)
+        partial = bool(open_requests.keys() - {r.request_id for r in answers})
+        answer = Answer(answers, _context(body), None, by, settle=send is not None or not partial)
+        work: Operation = answer if send is None else AnswerThenSend(answer, send)
+        started = await self.api.runner.start(session, work)
+        return _Begun(started.start_index, partial and send is None)
+
+    async def _nothing_new(self, session_id: str) -> _Begun:
+        """A run that adds nothing: it reports where the thread stands, or follows a turn still running.
+
+        A turn a stopped server left running (a restart mid-turn) is finished here once its lease
+        expires (`Api._recover`), and the run streams the rest of it.
+        """
+        record = await self.api.runtime.store.load(session_id)
+        if record.status != "running":
+            return _Begun(None)
+        await self.api._recover(record)
+        return _Begun(record.event_count, own=False)
 
     async def _follow(
         self, session_id: str, begun: _Begun, projection: RunProjection, subscriber: Subscriber
     ) -> AsyncIterator[bytes]:
         """The run's stored events as AG-UI events, until the turn completes, fails or parks."""
         batch: list[InputRequest] = []
+        idle = False
+
+        def done() -> bool:
+            nonlocal idle
+            if begun.partial or projection.ended or idle:
+                return True  # a partial answer writes once and leaves the batch parked
+            idle = begun.own and not self.api.runner.busy(session_id)  # its work ended: read once more
+            return False
+
         if begun.start is not None:
-            done = lambda: begun.partial or projection.ended  # noqa: E731 (a partial answer writes once)
             try:
                 async for events in follow_run(self.api, session_id, begun.start, subscriber, done=done):
                     if events is None:
@@ -172,8 +229,7 @@ class AgUi:
                     for event in events:
                         if isinstance(event, InputRequested):
                             batch = event.data.input_requests()
-                        requests = await self._open(session_id, batch) if isinstance(event, TurnWaiting) else []
-                        for made in projection.events(event, requests):
+                        for made in await self._project(session_id, event, batch, projection):
                             yield _sse(made)
             except ApiError:  # the server shuts down
                 for made in projection.error("The server is shutting down; run again.", "unavailable"):
@@ -183,16 +239,31 @@ class AgUi:
             for made in await self._settled(session_id, projection):
                 yield _sse(made)
 
-    async def _open(self, session_id: str, batch: list[InputRequest]) -> list[InputRequest]:
-        """The session's open requests (the parked batch's when another client answered them meanwhile)."""
+    async def _project(
+        self, session_id: str, event: Event, batch: list[InputRequest], projection: RunProjection
+    ) -> list[BaseEvent]:
+        """One stored event as AG-UI events; the run's turn parking ends the run (`_waiting`)."""
+        if isinstance(event, TurnWaiting) and not projection.until_turn and not projection.ended:
+            return await self._waiting(session_id, batch, projection)
+        return projection.events(event)
+
+    async def _waiting(self, session_id: str, batch: list[InputRequest], projection: RunProjection) -> list[BaseEvent]:
+        """How a run whose turn parked ends: interrupts for what a person answers, else (frontend tools only) a success.
+
+        The open requests are the session's (the parked batch's when another client answered them meanwhile).
+        """
         session = await self.api.runtime.get_session(session_id)
-        return session.input_requests or batch
+        requests = session.input_requests or batch
+        turn = session.record.turn
+        frontend = {tool.name for tool in (turn.client_tools or [])} if turn is not None else set()
+        interrupts = [r for r in requests if r.action.tool_name not in frontend]
+        return projection.interrupt(interrupts) if interrupts else projection.finish()
 
     async def _settled(self, session_id: str, projection: RunProjection) -> list[BaseEvent]:
         """How a run that started no turn ends: the open requests as interrupts, else a success."""
         session = await self.api.runtime.get_session(session_id)
         if session.input_requests:
-            return projection.interrupt(session.input_requests)
+            return await self._waiting(session_id, [], projection)
         return projection.finish()
 
 

@@ -11,6 +11,7 @@ Python types (package `ag-ui-protocol`).
 | `action.input.appended` | `TOOL_CALL_START` (first delta of the call), `TOOL_CALL_ARGS` |
 | `actions.requested`, `input.requested` | `TOOL_CALL_START` / `_ARGS` / `_END` for each call not yet streamed |
 | `action.result` | `TOOL_CALL_RESULT` (the output as JSON text) |
+| `input.resolved` | `TOOL_CALL_RESULT` for each client-resolved call it gives a result (`_ag_ui_results`) |
 | `turn.completed` (`result.completed`) | `RUN_FINISHED` (its `result`) |
 | `turn.waiting` | `RUN_FINISHED` with the `interrupt` outcome: one interrupt per open request |
 | `turn.cancelled` | `RUN_FINISHED` with the `cancelled` outcome |
@@ -53,6 +54,7 @@ from eve_py.protocol import (
     ActionsRequested,
     Event,
     InputRequested,
+    InputResolved,
     MessageAppended,
     MessageCompleted,
     ResultCompleted,
@@ -63,9 +65,11 @@ from eve_py.protocol import (
     TurnCancelled,
     TurnCompleted,
     TurnFailed,
+    TurnStarted,
     TurnWaiting,
 )
 from eve_py.protocol.requests import InputRequest, InputResponse, ToolCallAction
+from eve_py.server._ag_ui_results import answer_results
 from eve_py.server._answers import approval_answer, value_answer
 
 __all__ = ("RunProjection", "approval_schema", "interrupt_of", "response_of")
@@ -168,6 +172,12 @@ class RunProjection:
         self._calls: dict[str, bool] = {}
         """Tool calls streamed in this run: id -> ended."""
         self._result: JsonValue = None
+        self.requests: dict[str, InputRequest] = {}
+        """The requests this run may see answered, by id (the thread's open ones and the run's own)."""
+        self.answered_here: set[str] = set()
+        """Calls the client answered with a tool message in this run: it has their results."""
+        self.until_turn = False
+        """Pass over turn ends until a `turn.started` (a message to a parked thread ends its turn first)."""
 
     def events(self, event: Event, open_requests: Sequence[InputRequest] = ()) -> list[BaseEvent]:
         """The AG-UI events for one eve-py event (`open_requests`: the session's, for `turn.waiting`)."""
@@ -179,6 +189,13 @@ class RunProjection:
             delta = event.data
             start = self._start_call(delta.call_id, delta.tool_name, _message_id(delta.turn_id, delta.step_index))
             return [*start, ToolCallArgsEvent(tool_call_id=delta.call_id, delta=delta.input_text_delta)]
+        if isinstance(event, TurnStarted):
+            self.until_turn = False
+            return []
+        if isinstance(event, InputResolved):
+            return answer_results(event, self.requests, self.answered_here)
+        if isinstance(event, InputRequested):
+            self.requests.update((r.request_id, r) for r in event.data.input_requests())
         if isinstance(event, ActionsRequested | InputRequested):
             parent = _message_id(event.data.turn_id, event.data.step_index)
             calls = (
@@ -196,6 +213,8 @@ class RunProjection:
         return self._ending(event, open_requests)
 
     def _ending(self, event: Event, open_requests: Sequence[InputRequest]) -> list[BaseEvent]:
+        if self.until_turn and isinstance(event, TurnCompleted | TurnWaiting | TurnCancelled | TurnFailed):
+            return self._close()
         if isinstance(event, TurnCompleted):
             return self.finish(result=self._result)
         if isinstance(event, TurnWaiting) and open_requests:

@@ -7,6 +7,8 @@ which runs it as a task; its `name` is what the server's log calls the work. Eac
 - `Send`: `Session.send` starts a turn (dismissing an open batch first).
 - `Answer`: `Session.respond`, where answers are accepted (`eve_py.harness._accept`) and the
   batch settles once every approval is in (`eve_py.harness._settle`).
+- `AnswerThenSend`: `Session.respond`, then `Session.send` once that turn stops (an AG-UI run
+  that answers client tools and sends a new message).
 - `Resume`: `Session.resume`, finishing a turn whose worker stopped.
 - `Expire`: `Session.expire`, requests past their deadline (found by the expiry sweep).
 
@@ -22,10 +24,10 @@ from typing import ClassVar, TypeAlias
 from eve_py._json import JsonObject
 from eve_py.harness._session import Session
 from eve_py.protocol.requests import InputResponse
-from eve_py.protocol.turns import TurnResult
+from eve_py.protocol.turns import ClientTool, TurnResult
 from eve_py.server._bodies import ClientContext
 
-__all__ = ("Answer", "Expire", "Operation", "Resume", "Send")
+__all__ = ("Answer", "AnswerThenSend", "Expire", "Operation", "Resume", "Send")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,8 @@ class Send:
     client_context: ClientContext | None
     output_schema: JsonObject | None
     delivery_id: str
+    client_tools: list[ClientTool] | None = None
+    """Client-resolved tools offered for this turn only (AG-UI's frontend tools)."""
 
     async def __call__(self, session: Session) -> TurnResult:
         """Send the message (see `Session.send`)."""
@@ -45,6 +49,7 @@ class Send:
             client_context=self.client_context,
             output_schema=self.output_schema,
             delivery_id=self.delivery_id,
+            client_tools=self.client_tools,
         )
 
 
@@ -73,6 +78,20 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerThenSend:
+    """Answers to the parked batch, then a new message once the turn they continue stops."""
+
+    name: ClassVar[str] = "answer-then-send"
+    answer: Answer
+    send: Send
+
+    async def __call__(self, session: Session) -> TurnResult:
+        """Answer (see `Session.respond`), then send (see `Session.send`; a batch parked again is dismissed)."""
+        await self.answer(session)
+        return await self.send(session)
+
+
+@dataclass(frozen=True, slots=True)
 class Resume:
     """A turn whose worker stopped, found by any request that reads the session: finished here."""
 
@@ -94,5 +113,5 @@ class Expire:
         return await session.expire()
 
 
-Operation: TypeAlias = Send | Answer | Resume | Expire
+Operation: TypeAlias = Send | Answer | AnswerThenSend | Resume | Expire
 """What a request asks the runner to do with a session."""

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
+from eve_py.sessions import SQLiteSessionStore
 from tests.server.helpers import eve_serve
 
 pytestmark = pytest.mark.anyio
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.anyio
 HERE = Path(__file__).resolve().parent
 NODE = HERE / "node_modules" / ".bin" / "node"
 TOKEN = "ag-ui-client-token-81c4"
+STORY = "Once upon a time a picker asked a person, and the person answered, and every call got one result."
 
 
 async def drive(script: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
@@ -67,3 +69,34 @@ async def test_ag_uis_http_agent_runs_to_an_interrupt_resumes_and_completes(tmp_
     )
     assert report["refused"]["refused"]["code"] == "invalid_answer"
     assert report["refused"]["retried"] == "The guarded echo ran and returned the token guarded-echo-ok-T4Q9."
+
+
+async def test_a_frontend_tool_ends_the_run_with_the_open_call_and_its_tool_message_answers_it(tmp_path: Path) -> None:
+    report = await drive("drive_frontend_tools.mjs", tmp_path)
+
+    parked = report["parked"]
+    assert (parked["outcome"], parked["interrupts"]) == ("success", [])
+    [call] = parked["last"]["toolCalls"]
+    assert (parked["last"]["role"], call["function"]["name"]) == ("assistant", "change_background")
+    assert json.loads(call["function"]["arguments"]) == {"color": "teal"}
+    answered = report["answered"]
+    assert answered["ran"] == [call["id"]]
+    assert answered["message"] == 'The client answered: {"applied": "teal"}.'
+    assert answered["results"] == []  # the client has the result: it sent it
+    assert (report["resent"]["outcome"], report["resent"]["added"]) == ("success", 0)
+    assert report["tool-then-message"]["texts"] == ['The client answered: {"applied": "teal"}.', STORY]
+    ignored = report["ignored"]
+    assert ignored["results"] == [{"toolCallId": call["id"], "content": '{"status":"ignored"}'}]
+    assert ignored["last"]["content"] == STORY
+    assert report["contradicted"]["error"]["code"] == "history_conflict"
+    assert "invalid_tools" in report["clash"]["error"]["message"]
+
+    store = SQLiteSessionStore(tmp_path / "sessions.db")
+    try:
+        events = [e.type for e in await store.read_events("ag-ui-frontend")]
+        # One turn, one answer, whatever the client resent; the edited history stored nothing.
+        assert (events.count("turn.started"), events.count("input.resolved")) == (1, 1)
+        edited = [e.type for e in await store.read_events("ag-ui-frontend-edited")]
+        assert edited.count("message.received") == 1
+    finally:
+        await store.aclose()
