@@ -219,6 +219,7 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "ModelRequest",
         "ModelResponse",
         "ModelToolCall",
+        "ModelUsage",
         "RetryPolicy",
         "TextPart",
         "ToolCallPart",

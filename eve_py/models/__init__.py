@@ -13,6 +13,7 @@ from eve_py.models._base import (
     ModelRequest,
     ModelResponse,
     ModelToolCall,
+    ModelUsage,
     ToolSpec,
 )
 from eve_py.models._mock import load_mock_model
@@ -40,6 +41,7 @@ __all__ = (
     "ModelRequest",
     "ModelResponse",
     "ModelToolCall",
+    "ModelUsage",
     "RetryPolicy",
     "TextPart",
     "ToolCallPart",

@@ -38,7 +38,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eve_py._json import JsonObject, JsonValue, json_problem
 from eve_py.errors import ModelConnectionError, ModelError
-from eve_py.models._base import DeltaListener, ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ToolSpec
+from eve_py.models._base import (
+    DeltaListener,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    ModelToolCall,
+    ModelUsage,
+    ToolSpec,
+)
 from eve_py.models._http import HTTPModel, ProviderHTTP
 from eve_py.models._retry import RetryPolicy
 from eve_py.models._shared import dumps, output_text, parse_arguments, wire_call_id
@@ -68,9 +76,30 @@ class _Block(_Wire):
     input: JsonValue = None
 
 
+class _Usage(_Wire):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+
+    def counts(self, earlier: ModelUsage | None = None) -> ModelUsage:
+        """The counts, cache writes and reads added to the input; a count left out keeps `earlier`'s."""
+        inputs = [self.input_tokens, self.cache_creation_input_tokens, self.cache_read_input_tokens]
+        given = [n for n in inputs if n is not None]
+        return ModelUsage(
+            input_tokens=sum(given) if given else (earlier.input_tokens if earlier else None),
+            output_tokens=self.output_tokens
+            if self.output_tokens is not None
+            else (earlier.output_tokens if earlier else None),
+        )
+
+
 class _Message(_Wire):
+    id: str | None = None
+    model: str | None = None
     content: list[_Block] = []
     stop_reason: str | None = None
+    usage: _Usage | None = None
 
 
 class _Delta(_Wire):
@@ -91,6 +120,30 @@ class _Event(_Wire):
     content_block: _Block | None = None
     delta: _Delta | None = None
     error: _Error | None = None
+    message: _Message | None = None
+    """`message_start`'s message: its id, model and first usage."""
+    usage: _Usage | None = None
+    """`message_delta`'s usage: the output tokens so far (cumulative)."""
+
+
+@dataclass
+class _Summary:
+    """What a stream says about the whole message: from `message_start` and `message_delta`."""
+
+    id: str | None = None
+    model: str | None = None
+    usage: ModelUsage | None = None
+    stop_reason: str | None = None
+
+    def take(self, event: _Event) -> None:
+        if event.message is not None:
+            self.id, self.model = event.message.id, event.message.model
+            if event.message.usage is not None:
+                self.usage = event.message.usage.counts()
+        if event.usage is not None:
+            self.usage = event.usage.counts(self.usage)
+        if event.delta is not None and event.delta.stop_reason is not None:
+            self.stop_reason = event.delta.stop_reason
 
 
 @dataclass
@@ -192,12 +245,20 @@ class AnthropicModel(HTTPModel):
                     continue
                 problem = problem or f"expected a JSON object, got {dumps(block.input)[:100]}"
                 calls.append(ModelToolCall(id=block.id, name=block.name, input={}, input_error=problem))
-        return ModelResponse(text="".join(text) or None, tool_calls=calls)
+        return ModelResponse(
+            text="".join(text) or None,
+            tool_calls=calls,
+            usage=message.usage.counts() if message.usage is not None else None,
+            finish_reason=message.stop_reason,
+            response_id=message.id,
+            response_model=message.model,
+        )
 
     async def _read_stream(self, response: httpx.Response, on_delta: DeltaListener | None) -> ModelResponse:
         text: list[str] = []
         calls: list[_Pending] = []
         blocks: dict[int, _Pending | None] = {}  # block index -> its tool call (None: a text or other block)
+        summary = _Summary()
         finished = False
         async for sse in sse_events(response, provider="anthropic"):
             if not sse.data.strip():
@@ -206,6 +267,7 @@ class AnthropicModel(HTTPModel):
                 event = _Event.model_validate_json(sse.data)
             except ValidationError as exc:
                 raise ModelError(f"anthropic sent a stream event that is not understood: {exc}") from exc
+            summary.take(event)
             kind = event.type
             if kind == "content_block_start" and event.content_block is not None:
                 block = event.content_block
@@ -249,7 +311,14 @@ class AnthropicModel(HTTPModel):
         for call in calls:
             arguments, problem = parse_arguments("".join(call.partial_json))
             tool_calls.append(ModelToolCall(id=call.id, name=call.name, input=arguments, input_error=problem))
-        return ModelResponse(text="".join(text) or None, tool_calls=tool_calls)
+        return ModelResponse(
+            text="".join(text) or None,
+            tool_calls=tool_calls,
+            usage=summary.usage,
+            finish_reason=summary.stop_reason,
+            response_id=summary.id,
+            response_model=summary.model,
+        )
 
 
 def _tool_use_id(call_id: str) -> str:

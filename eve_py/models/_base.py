@@ -9,7 +9,16 @@ from typing import Literal, Protocol, runtime_checkable
 from eve_py._json import JsonObject, JsonSchema
 from eve_py.protocol.messages import Message
 
-__all__ = ("DeltaListener", "Model", "ModelDelta", "ModelRequest", "ModelResponse", "ModelToolCall", "ToolSpec")
+__all__ = (
+    "DeltaListener",
+    "Model",
+    "ModelDelta",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelToolCall",
+    "ModelUsage",
+    "ToolSpec",
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,11 +76,31 @@ class ModelToolCall:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ModelUsage:
+    """The tokens one model call used, as the provider counted them."""
+
+    input_tokens: int | None = None
+    """Tokens of the prompt, cached ones included (Anthropic's cache reads and writes are added in)."""
+    output_tokens: int | None = None
+    """Tokens the model generated."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModelResponse:
     """One model step's output."""
 
     text: str | None = None
     tool_calls: Sequence[ModelToolCall] = field(default_factory=tuple)
+    usage: ModelUsage | None = None
+    """Token counts, when the provider reported them (a streamed chat completion reports them only
+    when asked: `extra_body={"stream_options": {"include_usage": True}}`)."""
+    finish_reason: str | None = None
+    """Why the model stopped, in the provider's words (`stop`, `tool_calls`, `length`; Anthropic's
+    `end_turn`, `tool_use`, `max_tokens`), when it said."""
+    response_id: str | None = None
+    """The provider's id for this response (`chatcmpl-...`, `msg_...`), when it gave one."""
+    response_model: str | None = None
+    """The model that answered, as the provider names it (may be more specific than the one asked for)."""
 
 
 @runtime_checkable

@@ -41,7 +41,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import ModelConnectionError, ModelError
-from eve_py.models._base import DeltaListener, ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ToolSpec
+from eve_py.models._base import (
+    DeltaListener,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    ModelToolCall,
+    ModelUsage,
+    ToolSpec,
+)
 from eve_py.models._http import HTTPModel, ProviderHTTP
 from eve_py.models._retry import RetryPolicy
 from eve_py.models._shared import dumps, output_text, parse_arguments, wire_call_id
@@ -87,11 +95,28 @@ class _Choice(_Strict):
     finish_reason: str | None = None
 
 
+class _Usage(_Strict):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
 class _Completion(_Strict):
     """A `chat.completion` object, or a `chat.completion.chunk` when streaming."""
 
+    id: str | None = None
+    model: str | None = None
     choices: list[_Choice] = []
+    usage: _Usage | None = None
     error: JsonValue = None
+
+    def usage_counts(self) -> ModelUsage | None:
+        """The token counts, when this object has them (a stream's last chunk, when asked for)."""
+        usage = self.usage
+        return (
+            None
+            if usage is None
+            else ModelUsage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
+        )
 
 
 @dataclass
@@ -186,13 +211,22 @@ class ChatCompletionsModel(HTTPModel):
             calls.append(
                 ModelToolCall(id=call.id or _new_call_id(), name=function.name, input=arguments, input_error=problem)
             )
-        return ModelResponse(text=message.content or message.refusal or None, tool_calls=calls)
+        return ModelResponse(
+            text=message.content or message.refusal or None,
+            tool_calls=calls,
+            usage=completion.usage_counts(),
+            finish_reason=completion.choices[0].finish_reason,
+            response_id=completion.id,
+            response_model=completion.model,
+        )
 
     async def _read_stream(self, response: httpx.Response, on_delta: DeltaListener | None) -> ModelResponse:
         text: list[str] = []
         calls: list[_PendingCall] = []
         slots: dict[int, int] = {}  # the chunk's tool call index -> position in `calls`
         finished = False
+        head = _Completion()  # the id, model and usage seen so far
+        reason: str | None = None
         async for event in sse_events(response, provider=self.provider):
             data = event.data
             if data == "[DONE]":
@@ -206,10 +240,12 @@ class ChatCompletionsModel(HTTPModel):
                 raise ModelError(f"{self.provider} sent a stream chunk that is not a completion chunk: {exc}") from exc
             if chunk.error is not None:
                 raise ModelError(f"{self.provider} reported an error mid-stream: {dumps(chunk.error)[:500]}")
+            head = _Completion(id=head.id or chunk.id, model=head.model or chunk.model, usage=chunk.usage or head.usage)
             for choice in chunk.choices:
                 if choice.index != 0:
                     continue
                 finished = finished or choice.finish_reason is not None
+                reason = choice.finish_reason or reason
                 delta = choice.delta or choice.message
                 if delta is None:
                     continue
@@ -228,7 +264,14 @@ class ChatCompletionsModel(HTTPModel):
         for call in calls:
             arguments, problem = parse_arguments("".join(call.arguments))
             tool_calls.append(ModelToolCall(id=call.id, name=call.name, input=arguments, input_error=problem))
-        return ModelResponse(text="".join(text) or None, tool_calls=tool_calls)
+        return ModelResponse(
+            text="".join(text) or None,
+            tool_calls=tool_calls,
+            usage=head.usage_counts(),
+            finish_reason=reason,
+            response_id=head.id,
+            response_model=head.model,
+        )
 
     async def _tool_call_delta(
         self, part: _ToolCall, calls: list[_PendingCall], slots: dict[int, int], on_delta: DeltaListener | None

@@ -18,7 +18,7 @@ import anyio.lowlevel
 
 from eve_py._json import JsonObject, JsonSchema, JsonValue
 from eve_py.errors import ModelError
-from eve_py.models._base import ModelDelta, ModelRequest, ModelResponse, ModelToolCall
+from eve_py.models._base import ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ModelUsage
 from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage, UserMessage
 
 __all__ = (
@@ -138,6 +138,8 @@ class MockResponse:
     tool_calls: Sequence[MockToolCall] = ()
     stream: bool = False
     """Stream the text word by word (`message.appended` events) when someone listens for deltas."""
+    usage: ModelUsage | None = None
+    """The token counts to report, as a provider would (`ModelResponse.usage`; traced as `gen_ai.usage.*`)."""
 
 
 Responder: TypeAlias = Callable[[MockModelRequest], "str | MockResponse | Awaitable[str | MockResponse]"]
@@ -199,7 +201,7 @@ class MockModel:
             for piece in re.findall(r"\S+\s*|\s+", answer.text):
                 await request.on_delta(ModelDelta(kind="text", text=piece))
                 await anyio.lowlevel.checkpoint()  # let the listener run between pieces, as a network would
-        return ModelResponse(text=answer.text, tool_calls=calls)
+        return ModelResponse(text=answer.text, tool_calls=calls, usage=answer.usage)
 
 
 def _mock_request(request: ModelRequest) -> MockModelRequest:

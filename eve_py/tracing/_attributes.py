@@ -39,6 +39,10 @@ TOOL_CALL_ID = "gen_ai.tool.call.id"
 TOOL_TYPE = "gen_ai.tool.type"
 TOOL_DESCRIPTION = "gen_ai.tool.description"
 FINISH_REASONS = "gen_ai.response.finish_reasons"
+RESPONSE_ID = "gen_ai.response.id"
+RESPONSE_MODEL = "gen_ai.response.model"
+INPUT_TOKENS = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 ERROR_TYPE = "error.type"
 TURN_ID = "eve.turn.id"
 TURN_STATUS = "eve.turn.status"
@@ -65,8 +69,23 @@ def model_identity(model: Model) -> tuple[str, str]:
 
 
 def response_attributes(response: ModelResponse) -> Attributes:
-    """A `chat` span's response attributes: why the model stopped (`tool_calls` or `stop`)."""
-    return {FINISH_REASONS: ["tool_calls" if response.tool_calls else "stop"]}
+    """A `chat` span's response attributes: why the model stopped, its token usage, id and model, as reported.
+
+    The finish reason is the provider's (`end_turn`, `tool_calls`, ...); a model that reports none
+    (`MockModel`) gets `tool_calls` when it called tools, else `stop`.
+    """
+    reason = response.finish_reason or ("tool_calls" if response.tool_calls else "stop")
+    attributes: Attributes = {FINISH_REASONS: [reason]}
+    usage = response.usage
+    if usage is not None and usage.input_tokens is not None:
+        attributes[INPUT_TOKENS] = usage.input_tokens
+    if usage is not None and usage.output_tokens is not None:
+        attributes[OUTPUT_TOKENS] = usage.output_tokens
+    if response.response_id is not None:
+        attributes[RESPONSE_ID] = response.response_id
+    if response.response_model is not None:
+        attributes[RESPONSE_MODEL] = response.response_model
+    return attributes
 
 
 def park_attributes(pending: PendingStep) -> Attributes:
