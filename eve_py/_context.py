@@ -1,17 +1,71 @@
-"""Context objects eve-py hands to tool executors and approval policies.
+"""Context objects eve-py hands to tool executors, resolvers and approval policies.
 
 A parameter annotated `ToolContext` is filled by the runtime and never appears in the
-model-facing input schema. An approval policy (`needs_approval=callable`) receives an
+model-facing input schema. Through it a running tool reports progress, logs, and asks the MCP
+client's model (sampling); where those go is the context's `channel`, set by whoever runs the
+call (an MCP server, the agent loop). An approval policy (`needs_approval=callable`) receives an
 `ApprovalContext`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, get_args
 
-from eve_py._json import JsonObject
+from eve_py._json import JsonObject, JsonValue
+from eve_py.errors import ToolError
 
-__all__ = ("ApprovalContext", "ToolContext")
+__all__ = ("LOG_LEVELS", "SILENT", "ApprovalContext", "LogLevel", "ToolChannel", "ToolContext")
+
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+"""The syslog severities MCP logging uses (RFC 5424), least severe first."""
+
+LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+"""Every `LogLevel`, least severe first."""
+
+
+class ToolChannel(Protocol):
+    """Where a running tool's progress, log entries and sampling requests go.
+
+    Implementations: the MCP server's (notifications to the client), the agent loop's
+    (recorded in the session), and `SILENT` (nobody listens).
+    """
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Report progress (`progress` of `total`, rising; `total` None when unknown)."""
+        ...
+
+    async def log(self, level: LogLevel, data: JsonValue, logger: str | None) -> None:
+        """Log one entry at `level`."""
+        ...
+
+    async def sample(self, prompt: str, *, system_prompt: str | None, max_tokens: int) -> str:
+        """The text a model answers to `prompt`.
+
+        Raises:
+            ToolError: Nobody here offers sampling (uncaught, the call fails with its message).
+        """
+        ...
+
+
+class _Silent:
+    """Nobody listens: progress and logs cost a call that returns; sampling is unavailable."""
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async def log(self, level: LogLevel, data: JsonValue, logger: str | None) -> None:
+        return None
+
+    async def sample(self, prompt: str, *, system_prompt: str | None, max_tokens: int) -> str:
+        raise ToolError(
+            "sampling needs an MCP client that offers it: serve the tool with `eve-py mcp` to a client "
+            "that declares the sampling capability"
+        )
+
+
+SILENT: ToolChannel = _Silent()
+"""The channel of a context nobody listens to."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -28,6 +82,49 @@ class ToolContext:
     """The tool's name as the model sees it (its path under `agent/tools/`)."""
     approved: bool = False
     """True when the call ran because a person approved it."""
+    channel: ToolChannel = field(default=SILENT, repr=False, compare=False)
+    """Where `report_progress`, `log` and `sample` go (set by whoever runs the call)."""
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Report how far the call has got: on MCP a progress notification (when the client asked for
+        them), on eve's wire an `action.progress` event.
+
+        Args:
+            progress: How much is done; it should rise with every report.
+            total: How much there is in all, if known.
+            message: What is happening now, for a person.
+        """
+        await self.channel.progress(progress, total, message)
+
+    async def log(self, level: LogLevel, message: JsonValue, *, logger: str | None = None) -> None:
+        """Log one entry: on MCP a `notifications/message` (at or above the client's level), on eve's
+        wire an `action.log` event.
+
+        Args:
+            level: `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or `emergency`.
+            message: Text, or any JSON value.
+            logger: The name of what logs (optional).
+
+        Raises:
+            ValueError: `level` is not one of those.
+        """
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        await self.channel.log(level, message, logger)
+
+    async def sample(self, prompt: str, *, system_prompt: str | None = None, max_tokens: int = 1000) -> str:
+        """Ask the MCP client's model (MCP sampling) and return its text answer.
+
+        Args:
+            prompt: The user message the model answers.
+            system_prompt: A system prompt the client may use.
+            max_tokens: The most tokens the answer may take.
+
+        Raises:
+            ToolError: The call does not come from an MCP client that offers sampling
+                (uncaught, the call fails with this message, which says so).
+        """
+        return await self.channel.sample(prompt, system_prompt=system_prompt, max_tokens=max_tokens)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -34,7 +34,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 
-from eve_py._context import ApprovalContext, ToolContext
+from eve_py._context import SILENT, ApprovalContext, ToolChannel, ToolContext
 from eve_py._json import JsonObject, JsonValue, to_json_value
 from eve_py.authoring._signature import NeedsInput
 from eve_py.errors import ToolError
@@ -81,6 +81,8 @@ class CallSite:
     session_id: str
     call_id: str
     capabilities: types.ClientCapabilities | None
+    channel: ToolChannel = SILENT
+    """Where the tool's progress, logs and sampling go (the calling client)."""
 
 
 def uses_input_required(protocol_version: str | None) -> bool:
@@ -120,7 +122,13 @@ def _output(tool: ResolvedTool, value: object) -> types.CallToolResult:
 async def _run(
     tool: ResolvedTool, tool_input: JsonObject, site: CallSite, recorded: Mapping[str, RecordedOutcome]
 ) -> types.CallToolResult | list[Question]:
-    ctx = ToolContext(session_id=site.session_id, turn_id=site.call_id, call_id=site.call_id, tool_name=tool.name)
+    ctx = ToolContext(
+        session_id=site.session_id,
+        turn_id=site.call_id,
+        call_id=site.call_id,
+        tool_name=tool.name,
+        channel=site.channel,
+    )
     if tool.plan is None:
         question = result_question(tool, tool_input)
         answer = _answer(recorded, question)

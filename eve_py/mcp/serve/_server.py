@@ -30,7 +30,9 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from eve_py._version import version
 from eve_py.agent import Agent
 from eve_py.mcp.serve._calls import CallSite, call_legacy, call_modern, uses_input_required
+from eve_py.mcp.serve._notify import ClientChannel, on_set_level
 from eve_py.mcp.serve._once import Nonces
+from eve_py.mcp.serve._pages import DEFAULT_PAGE_SIZE, Pages
 from eve_py.mcp.serve._results import unknown_tool_result
 from eve_py.sessions import MemorySessionStore, SessionStore
 from eve_py.tools._resolved import ResolvedTool
@@ -65,20 +67,31 @@ def _site(ctx: ServerRequestContext[Any, Any]) -> CallSite:
         session_id=str(session_id or "mcp"),
         call_id=f"mcp-{ctx.request_id}",
         capabilities=ctx.session.client_capabilities,
+        channel=ClientChannel(ctx),
     )
 
 
 def tools_server(
-    name: str, *, instructions: str | None, tools: list[types.Tool], on_call_tool: CallToolHandler
+    name: str,
+    *,
+    instructions: str | None,
+    tools: list[types.Tool],
+    on_call_tool: CallToolHandler,
+    page_size: int = DEFAULT_PAGE_SIZE,
 ) -> Server[Any]:
-    """An SDK lowlevel server that lists `tools` (fixed for its lifetime) and calls them with `on_call_tool`."""
-    listed = types.ListToolsResult(tools=tools)
+    """An SDK lowlevel server that lists `tools` (fixed for its lifetime) and calls them with `on_call_tool`.
+
+    `tools/list` answers `page_size` tools at a time, with an opaque `nextCursor` to the next page;
+    a cursor that is not one of this list's is `-32602 Invalid cursor`.
+    """
+    pages = Pages("tools", tools, lambda tool: tool.name, size=page_size)
     schemas = {tool.name: tool.input_schema for tool in tools}
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return listed
+        page, next_cursor = pages.page(params.cursor if params is not None else None)
+        return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     return Server(
         name,
@@ -96,6 +109,7 @@ def mcp_server(
     name: str | None = None,
     request_state_security: RequestStateSecurity | None = None,
     store: SessionStore | None = None,
+    page_size: int = DEFAULT_PAGE_SIZE,
 ) -> Server[Any]:
     """The SDK server that serves `agent`'s tools (both protocol eras, any SDK transport).
 
@@ -108,6 +122,7 @@ def mcp_server(
         store: Where the nonce of each used `requestState` is recorded, so that a state answers
             at most once; a `MemorySessionStore` of this server by default. Several workers
             share one store (SQLite file or PostgreSQL) as they share the keys.
+        page_size: How many items a page of `tools/list` holds (the rest follow `nextCursor`).
     """
     security = request_state_security or RequestStateSecurity.ephemeral()
     nonces = Nonces(store=store or MemorySessionStore(), ttl=security.ttl)
@@ -125,7 +140,14 @@ def mcp_server(
 
     server_name = name or agent.name
     server = tools_server(
-        server_name, instructions=agent.instructions, tools=list_tools(agent), on_call_tool=on_call_tool
+        server_name,
+        instructions=agent.instructions,
+        tools=list_tools(agent),
+        on_call_tool=on_call_tool,
+        page_size=page_size,
     )
+    # Registered, not passed to `Server(...)`: the constructor warns that logging is deprecated
+    # on the 2026 era, where this method does not exist; legacy-era clients still use it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
     server.middleware.append(RequestStateBoundary(security, default_audience=server_name))
     return server

@@ -1,0 +1,110 @@
+"""A tool's `ctx.report_progress`, `ctx.log` and `ctx.sample` as MCP messages to the calling client.
+
+- Progress becomes `notifications/progress` on the call's own stream, only when the client
+  asked for it (a `progressToken` in the call's `_meta`; otherwise the SDK sends nothing).
+- A log entry becomes `notifications/message` when the client listens at that level: on the
+  legacy era, at or above the level its `logging/setLevel` chose for the connection (every level
+  until it does); on the 2026 era, at or above the level the call's own `_meta` asks for
+  (`io.modelcontextprotocol/logLevel`; nothing without it), as the SDK's sessions decide.
+- Sampling is a `sampling/createMessage` request to the client, related to the call, where the
+  client declared the sampling capability and the connection can carry a request to it.
+
+Nothing is built until a tool reports: a call whose tool never does pays for one object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+from mcp.server.connection import allowed_log_levels
+from mcp.server.context import ServerRequestContext
+from mcp.shared.message import ServerMessageMetadata
+
+from eve_py._context import LOG_LEVELS, LogLevel
+from eve_py._json import JsonValue
+from eve_py.errors import ToolError
+
+__all__ = ("LEVEL_STATE_KEY", "ClientChannel", "on_set_level")
+
+LEVEL_STATE_KEY = "eve:log_level"
+"""Where a legacy-era connection keeps the level its client set (`Connection.state`)."""
+
+
+def _connection_state(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any] | None:
+    """The per-connection scratch state of the call's connection.
+
+    The SDK's request context reaches the connection only through its session's (private)
+    attribute; without it (another SDK version) the level is not kept and every level is sent.
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    state = getattr(connection, "state", None)
+    return state if isinstance(state, dict) else None
+
+
+async def on_set_level(ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+    """`logging/setLevel`: this connection's tools log at `params.level` and above from now on."""
+    state = _connection_state(ctx)
+    if state is not None:
+        state[LEVEL_STATE_KEY] = params.level
+    return types.EmptyResult()
+
+
+class ClientChannel:
+    """The `ToolChannel` of one `tools/call`: its progress, logs and sampling go to the calling client."""
+
+    __slots__ = ("_ctx", "_levels")
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        self._ctx = ctx
+        self._levels: frozenset[str] | None = None
+
+    def _listening(self, level: LogLevel) -> bool:
+        if self._levels is None:
+            levels = set(allowed_log_levels(self._ctx.protocol_version, self._ctx.meta))
+            state = _connection_state(self._ctx)
+            chosen = None if state is None else state.get(LEVEL_STATE_KEY)
+            if chosen in LOG_LEVELS:
+                levels &= set(LOG_LEVELS[LOG_LEVELS.index(chosen) :])
+            self._levels = frozenset(levels)
+        return level in self._levels
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """See `ToolChannel.progress` (nothing is sent unless the call carried a progress token)."""
+        await self._ctx.session.report_progress(progress, total, message)
+
+    async def log(self, level: LogLevel, data: JsonValue, logger: str | None) -> None:
+        """See `ToolChannel.log` (sent only at a level the client listens to)."""
+        if not self._listening(level):
+            return
+        params = types.LoggingMessageNotificationParams(level=level, data=data, logger=logger)
+        notification = types.LoggingMessageNotification(params=params)
+        await self._ctx.session.send_notification(notification, related_request_id=self._ctx.request_id)
+
+    async def sample(self, prompt: str, *, system_prompt: str | None, max_tokens: int) -> str:
+        """See `ToolChannel.sample`: the client's model answers `prompt`.
+
+        Raises:
+            ToolError: The client did not declare sampling, the connection cannot carry a
+                request to the client, or the model answered with something other than text.
+            MCPError: The client refused the request.
+        """
+        session = self._ctx.session
+        capabilities = session.client_capabilities
+        if capabilities is None or capabilities.sampling is None:
+            raise ToolError("sampling is unavailable: the MCP client did not declare the sampling capability")
+        if not session.can_send_request:
+            raise ToolError("sampling is unavailable: this connection cannot carry a request to the MCP client")
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+        request = types.CreateMessageRequest(
+            params=types.CreateMessageRequestParams(
+                messages=[message], max_tokens=max_tokens, system_prompt=system_prompt
+            )
+        )
+        result = await session.send_request(
+            request, types.CreateMessageResult, metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id)
+        )
+        content = result.content
+        if not isinstance(content, types.TextContent):
+            raise ToolError(f"the client's model answered with {content.type} content, not text")
+        return content.text
