@@ -39,6 +39,12 @@ if ! cmp -s tests/ai_sdk_client/package-lock.json tests/ai_sdk_client/node_modul
     npm install --prefix tests/ai_sdk_client --no-save --no-audit --no-fund --loglevel=error
     cp tests/ai_sdk_client/package-lock.json tests/ai_sdk_client/node_modules/.installed-lock.json
 fi
+# The official MCP conformance suite (npm package @modelcontextprotocol/conformance) tests `eve-py mcp --http`
+# in tests/mcp_conformance, on the same Node.
+if ! cmp -s tests/mcp_conformance/package-lock.json tests/mcp_conformance/node_modules/.installed-lock.json; then
+    npm install --prefix tests/mcp_conformance --no-save --no-audit --no-fund --loglevel=error
+    cp tests/mcp_conformance/package-lock.json tests/mcp_conformance/node_modules/.installed-lock.json
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,docs]'

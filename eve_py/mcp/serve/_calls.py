@@ -40,7 +40,7 @@ from eve_py.authoring._signature import NeedsInput
 from eve_py.errors import ToolError
 from eve_py.mcp.serve._asks import approval_granted, approval_question, client_result, result_question
 from eve_py.mcp.serve._once import Nonces
-from eve_py.mcp.serve._results import crash_result, error_result, output_result
+from eve_py.mcp.serve._results import content_result, crash_result, error_result, output_result
 from eve_py.mcp.serve._rounds import (
     decode_state,
     elicit_request,
@@ -50,6 +50,7 @@ from eve_py.mcp.serve._rounds import (
     refuse_not_json,
 )
 from eve_py.parking._answers import DENIED_MESSAGE, schema_validator
+from eve_py.protocol.content import content_blocks
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.resolvers._solver import Question
 from eve_py.tools._resolved import ResolvedTool
@@ -112,6 +113,9 @@ def _arguments(tool: ResolvedTool, arguments: Mapping[str, Any]) -> JsonObject:
 
 
 def _output(tool: ResolvedTool, value: object) -> types.CallToolResult:
+    blocks = content_blocks(value)
+    if blocks is not None:
+        return content_result(blocks)
     output: JsonValue = to_json_value(value)
     if tool.output_schema is not None:
         schema_validator(tool.output_schema).validate(output)

@@ -11,10 +11,14 @@ import json
 import logging
 
 import mcp_types as types
+from pydantic import TypeAdapter
 
 from eve_py._json import JsonValue
+from eve_py.protocol.content import ContentBlock
 
-__all__ = ("crash_result", "error_result", "output_result", "unknown_tool_result")
+__all__ = ("content_result", "crash_result", "error_result", "output_result", "unknown_tool_result")
+
+_BLOCK: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
 
 logger = logging.getLogger("eve_py.mcp")
 
@@ -33,6 +37,13 @@ def output_result(output: JsonValue, model_output: JsonValue) -> types.CallToolR
     structured = output if isinstance(output, dict) else None
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=_text(model_output))], structured_content=structured
+    )
+
+
+def content_result(blocks: list[ContentBlock]) -> types.CallToolResult:
+    """A successful call that returned rich content: its blocks are the result's content, as they are."""
+    return types.CallToolResult(
+        content=[_BLOCK.validate_python(block.model_dump(by_alias=True, exclude_none=True)) for block in blocks]
     )
 
 
