@@ -184,7 +184,10 @@ SURFACE: dict[str, tuple[str, ...]] = {
     ),
     "eve_py.mcp": (
         "McpServerDefinition",
+        "PromptMessage",
         "define_mcp_server",
+        "define_prompt",
+        "define_resource",
         "list_tools",
         "mcp_server",
         "mcp_tool",
@@ -200,6 +203,9 @@ SURFACE: dict[str, tuple[str, ...]] = {
     ),
     "eve_py.mcp.serve": (
         "MCP_PATH",
+        "PromptMessage",
+        "define_prompt",
+        "define_resource",
         "http_app",
         "list_tools",
         "mcp_server",

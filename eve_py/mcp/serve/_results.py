@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from eve_py._json import JsonValue
 from eve_py.protocol.content import ContentBlock
 
-__all__ = ("content_result", "crash_result", "error_result", "output_result", "unknown_tool_result")
+__all__ = ("content_result", "crash_result", "error_result", "mcp_block", "output_result", "unknown_tool_result")
 
 _BLOCK: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
 
@@ -40,11 +40,14 @@ def output_result(output: JsonValue, model_output: JsonValue) -> types.CallToolR
     )
 
 
+def mcp_block(block: ContentBlock) -> types.ContentBlock:
+    """An eve-py content block as the SDK's (the same JSON shape)."""
+    return _BLOCK.validate_python(block.model_dump(by_alias=True, exclude_none=True))
+
+
 def content_result(blocks: list[ContentBlock]) -> types.CallToolResult:
     """A successful call that returned rich content: its blocks are the result's content, as they are."""
-    return types.CallToolResult(
-        content=[_BLOCK.validate_python(block.model_dump(by_alias=True, exclude_none=True)) for block in blocks]
-    )
+    return types.CallToolResult(content=[mcp_block(block) for block in blocks])
 
 
 def error_result(tool_name: str, message: str) -> types.CallToolResult:

@@ -30,6 +30,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from eve_py._version import version
 from eve_py.agent import Agent
 from eve_py.mcp.serve._calls import CallSite, call_legacy, call_modern, uses_input_required
+from eve_py.mcp.serve._catalog import load_catalog, serve_catalog
 from eve_py.mcp.serve._notify import ClientChannel, on_set_level
 from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._pages import DEFAULT_PAGE_SIZE, Pages
@@ -149,5 +150,6 @@ def mcp_server(
     # Registered, not passed to `Server(...)`: the constructor warns that logging is deprecated
     # on the 2026 era, where this method does not exist; legacy-era clients still use it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
+    serve_catalog(server, load_catalog(agent.app_dir), page_size=page_size)
     server.middleware.append(RequestStateBoundary(security, default_audience=server_name))
     return server
