@@ -116,7 +116,9 @@ class Runtime:
         record = SessionRecord(id=session_id or new_id("ses"), created_at=now, updated_at=now)
         identity = RuntimeIdentity(agent_id=self.agent.name, agent_name=self.agent.name, eve_version=runtime_version())
         events: list[Event] = [new_event(SessionStartedData(runtime=identity))]
-        stored = await self.store.create(record, events)
+        # Without a listener nobody outside this call hears of the session before its first turn,
+        # whose durable write syncs it too; a server (a listener) acknowledges it at once.
+        stored = await self.store.create(record, events, durable=self.on_event is not None)
         await notify(self.on_event, Committed(record.id, 0, events))
         return self._session(stored)
 

@@ -5,7 +5,8 @@ answered as if the session did not exist. Ownership is stored beside the session
 in process memory, so a restarted server still knows it:
 
 - `SQLiteOwners`: a table `eve_server_owners` in a SQLite file (by default the session
-  store's own file, through a separate connection).
+  store's own file, written through the store's own writer: a claim shares the transaction and
+  the sync of the session's first write, and never waits on the store's lock from outside).
 - `PostgresOwners` (`eve_py.server._pg_owners`): a table of a PostgreSQL store's database.
 - `MemoryOwners`: a dict, for servers on a `MemorySessionStore` (which is in memory anyway).
 """
@@ -90,9 +91,20 @@ class SQLiteOwners:
         path: The database file (may be the session store's file); created if missing.
         timeout_s: How long a write waits for another connection's lock, in seconds.
         cache_size: How many owners to keep cached in memory.
+        store: The session store on `path`, if any: claims are queued to its writer (a claim is
+            then synced with the next durable write, such as the new session's) and reads use
+            its connection on the event loop, instead of a connection of this table's own that
+            would contend with the store for the file's lock.
     """
 
-    def __init__(self, path: str | Path, *, timeout_s: float = 30.0, cache_size: int = 10_000) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout_s: float = 30.0,
+        cache_size: int = 10_000,
+        store: SQLiteSessionStore | None = None,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -101,8 +113,13 @@ class SQLiteOwners:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._cache = Recent[str, str](cache_size)
+        self._store = store if store is not None and store.path == self.path else None
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _run(self, fn: Callable[[sqlite3.Connection], _T], *, write: bool = False) -> _T:
+        store = self._store
+        if store is not None:
+            return await (store._write(fn, durable=False) if write else store._read_quick(fn))
+
         def locked() -> _T:
             with self._lock:
                 return fn(self._db)
@@ -121,7 +138,7 @@ class SQLiteOwners:
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"Session {session_id!r} already has an owner.") from None
 
-        await self._run(write)
+        await self._run(write, write=True)
         self._cache.put(session_id, principal)
 
     async def owner(self, session_id: str) -> str | None:
@@ -140,8 +157,13 @@ class SQLiteOwners:
         return found
 
     async def aclose(self) -> None:
-        """Close the database connection."""
-        await self._run(lambda db: db.close())
+        """Close this table's own connection (a store it writes through is closed by its owner)."""
+
+        def close() -> None:
+            with self._lock:
+                self._db.close()
+
+        await anyio.to_thread.run_sync(close)
 
 
 def owners_for(store: SessionStore) -> OwnerStore:
@@ -151,7 +173,7 @@ def owners_for(store: SessionStore) -> OwnerStore:
         UsageError: The store is of another kind; pass `owners=` to `create_app` yourself.
     """
     if isinstance(store, SQLiteSessionStore):
-        return SQLiteOwners(store.path)
+        return SQLiteOwners(store.path, store=store)
     if isinstance(store, MemorySessionStore):
         return MemoryOwners()
     if "eve_py.sessions.postgres" in sys.modules:  # a PostgreSQL store exists only once its module is loaded

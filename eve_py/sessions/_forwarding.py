@@ -27,9 +27,9 @@ class ForwardingStore:
     def __init__(self, inner: SessionStore) -> None:
         self.inner = inner
 
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
         """See `SessionStore.create`."""
-        return await self.inner.create(record, events)
+        return await self.inner.create(record, events, durable=durable)
 
     async def load(self, session_id: str) -> SessionRecord:
         """See `SessionStore.load`."""

@@ -32,7 +32,7 @@ class MemorySessionStore:
         self._secrets: dict[str, bytes] = {}
         self._once: dict[str, float] = {}
 
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
         """See `SessionStore.create`."""
         if record.id in self._records:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")

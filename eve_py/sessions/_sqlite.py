@@ -10,16 +10,20 @@ so readers never block the writer, and every write is one `BEGIN IMMEDIATE` tran
 compares the record's version before replacing it and appends that write's messages and events.
 Several processes may share the file; the loser of a race gets `SessionConflictError`.
 
-A record is stored as a *delta* (`eve_py.sessions._codec`) against the session's *base record*,
-an earlier record kept in the same row: the writes of one turn differ from it by a few fields.
-When the delta outgrows `_REBASE_BYTES`, the record becomes the new base.
+A record is stored as a *delta* against the session's *base record*, an earlier record kept in
+the same row (`eve_py.sessions._sqlite_records`).
 
-**Where calls run.** What may wait (a durable write's sync, a lock another process holds, a
-long log read) runs in a worker thread, never on the event loop; what cannot (loading a record,
-a write that is not synced) runs on the loop at once, on a second connection that never waits
-for a lock and never checkpoints: a lock held elsewhere sends the call to the worker thread too.
-A thread hop costs more than such a write. `await SQLiteSessionStore.open(path)` opens the file
-in a worker thread; the constructor opens it on the caller's thread.
+**Where calls run.** Nothing here makes the event loop wait for a sync or a lock. A durable
+write is queued to the store's writer thread (`eve_py.sessions._sqlite_writer`), which commits
+every write queued by then in one transaction with one sync (group commit) and answers each
+caller after that sync. What cannot wait runs on the loop at once, on a second connection that
+never waits for a lock, never syncs and never checkpoints: loading a record, reading a short
+stretch of a log, and a write that need not be synced (`durable=False`, or any write with
+`synchronous="NORMAL"`) when the writer is idle; a busy writer gets the write queued instead,
+to ride with its next transaction. Long log reads run in a worker thread on a connection of
+their own. Records and chunks are encoded before a write is queued, outside the lock.
+`await SQLiteSessionStore.open(path)` opens the file in a worker thread; the constructor opens
+it on the caller's thread.
 
 The file's schema, its version and upgrades are `eve_py.sessions._sqlite_schema`'s.
 """
@@ -40,20 +44,23 @@ from eve_py._lru import Recent
 from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError
 from eve_py.protocol import Event, dump_event, load_event
 from eve_py.protocol.messages import Message, dump_message, load_messages
-from eve_py.sessions._codec import decode, encode
+from eve_py.sessions._codec import encode
 from eve_py.sessions._once import sqlite_use_once
 from eve_py.sessions._record import SessionRecord
+from eve_py.sessions._sqlite_records import (
+    SAME_AS_BASE,
+    BaseRecords,
+    append_chunk,
+    dump_record,
+    encode_chunk,
+    read_log,
+)
 from eve_py.sessions._sqlite_schema import check_schema, connect, create_tables
+from eve_py.sessions._sqlite_writer import GroupWriter
 
 __all__ = ("SQLiteSessionStore",)
 
 _T = TypeVar("_T")
-
-_REBASE_BYTES = 160
-"""A record whose delta from the base is longer than this becomes the session's new base."""
-
-_SAME_AS_BASE = b""
-"""The `record` of a row whose record is its base."""
 
 
 class SQLiteSessionStore:
@@ -77,14 +84,14 @@ class SQLiteSessionStore:
     ) -> None:
         self.path = Path(path)
         self._synchronous: Literal["FULL", "NORMAL"] = "FULL" if synchronous == "FULL" else "NORMAL"
-        self._mode = self._synchronous
-        """The worker connection's `synchronous` setting now."""
+        self._timeout_s = timeout_s
         self._lock = threading.Lock()
+        """Held by whoever writes: the writer thread for a batch, the loop for a write of its own."""
         self._db = connect(self.path, timeout_s)
         try:
             check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={self._mode}")
+            self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             create_tables(self._db)
             # The loop's connection: it never waits for a lock (timeout 0), never syncs, and
             # leaves checkpoints (which sync) to the worker connection's writes.
@@ -100,9 +107,12 @@ class SQLiteSessionStore:
         self._quick.execute("PRAGMA synchronous=NORMAL")
         self._quick.execute("PRAGMA wal_autocheckpoint=0")
         self._quick_lock = threading.Lock()
+        self._quick_writes = 0
+        self._writer = GroupWriter(self._db, self._lock, self._synchronous, f"eve-py sqlite writer {self.path.name}")
+        self._readers: list[sqlite3.Connection] = []
+        """Connections for long reads in worker threads, each used by one thread at a time."""
         self._rowids: dict[str, int] = {}
-        self._bases: Recent[int, tuple[bytes, str]] = Recent(_KEPT_SESSIONS)
-        """The last base record seen per session row: its stored bytes and its text."""
+        self._bases = BaseRecords(_KEPT_SESSIONS)
         self._records: Recent[int, SessionRecord] = Recent(_KEPT_SESSIONS)
         """The last record this store wrote or read per session row (a version names one record)."""
 
@@ -115,49 +125,65 @@ class SQLiteSessionStore:
             functools.partial(cls, path, timeout_s=timeout_s, synchronous=synchronous)
         )
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], _T], *, quick: bool = False) -> _T:
-        """`fn(connection)` in the worker thread; with `quick`, first on the loop if it need not wait.
+    async def _read_quick(self, fn: Callable[[sqlite3.Connection], _T], *, quick: bool = True) -> _T:
+        """`fn(connection)` for a read: on the loop's connection if free (and `quick`), else in a worker thread.
 
-        `fn` may be run twice (on the loop, then in the thread when it found the lock taken):
+        `fn` may be run twice (on the loop, then in the thread when it found the file locked):
         what it changes outside the database must be harmless to repeat, as the caches are.
         """
         if quick and self._quick_lock.acquire(blocking=False):
             try:
                 return fn(self._quick)
             except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                if not _busy(exc):
                     raise
             finally:
                 self._quick_lock.release()
 
-        def locked() -> _T:
-            with self._lock:
-                return fn(self._db)
-
-        return await anyio.to_thread.run_sync(locked)
-
-    async def _write(self, fn: Callable[[sqlite3.Connection], None], *, durable: bool = True) -> None:
-        """Run `fn` in one `BEGIN IMMEDIATE` transaction: committed whole, or rolled back whole.
-
-        `durable=False` commits without syncing when the store syncs every commit (`FULL`), on
-        the event loop when no other writer holds the lock.
-        """
-        mode = self._synchronous if durable else "NORMAL"
-
-        def transaction(db: sqlite3.Connection) -> None:
-            if db is self._db and mode != self._mode:  # a connection setting, changed between transactions only
-                db.execute(f"PRAGMA synchronous={mode}")
-                self._mode = mode
-            db.execute("BEGIN IMMEDIATE")
+        def read() -> _T:
+            db = self._readers.pop() if self._readers else connect(self.path, self._timeout_s)
             try:
-                fn(db)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:  # a failed COMMIT (busy) leaves it open, holding the lock
-                    db.execute("ROLLBACK")
-                raise
+                return fn(db)
+            finally:
+                self._readers.append(db)
 
-        await self._run(transaction, quick=not durable)
+        return await anyio.to_thread.run_sync(read)
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
+        """Run `fn` in a `BEGIN IMMEDIATE` transaction: committed whole, or rolled back whole.
+
+        A write that need not be synced runs on the loop when nobody else writes; any other is
+        queued to the writer thread, which returns once its transaction is committed (and synced,
+        when `durable` with `synchronous="FULL"`).
+        """
+        if (not durable or self._synchronous == "NORMAL") and self._lock.acquire(blocking=False):
+            try:
+                if self._quick_lock.acquire(blocking=False):
+                    try:
+                        return self._write_quick(fn)
+                    except sqlite3.OperationalError as exc:
+                        if not _busy(exc):  # locked by another process: queue it
+                            raise
+                    finally:
+                        self._quick_lock.release()
+            finally:
+                self._lock.release()
+        return await self._writer.run(fn, durable=durable)  # type: ignore[no-any-return]
+
+    def _write_quick(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        db = self._quick
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(db)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # a failed COMMIT (busy) leaves it open, holding the lock
+                db.execute("ROLLBACK")
+            raise
+        self._quick_writes += 1
+        if self._quick_writes % _CHECKPOINT_EVERY == 0:  # this connection never checkpoints: the writer does
+            self._writer.post(_checkpoint)
+        return result
 
     def _rowid(self, db: sqlite3.Connection, session_id: str) -> int:
         """The session's row id (cached: it never changes).
@@ -173,40 +199,11 @@ class SQLiteSessionStore:
             rowid = self._rowids[session_id] = int(row[0])
         return rowid
 
-    def _base(self, rowid: int, blob: bytes | None) -> str | None:
-        """The text of the base record stored as `blob` (decoded once per base, then kept)."""
-        if blob is None:
-            return None
-        kept = self._bases.get(rowid)
-        if kept is not None and kept[0] == blob:
-            return kept[1]
-        text = decode(blob)
-        self._bases.put(rowid, (bytes(blob), text))
-        return text
-
-    def _encode_record(self, rowid: int, record_json: str, base: bytes | None) -> tuple[bytes, bytes]:
-        """The record's row as (record, base): a delta from the stored base, or the record as a new base."""
-        text = self._base(rowid, base)
-        if text is not None and base is not None:
-            delta = encode(record_json, text)
-            if len(delta) <= _REBASE_BYTES:
-                return delta, base
-        base = encode(record_json)
-        self._bases.put(rowid, (base, record_json))
-        return _SAME_AS_BASE, base
-
-    def _decode_record(self, rowid: int, blob: bytes, base: bytes | None) -> str:
-        """The record's JSON from its row."""
-        text = self._base(rowid, base)
-        if blob == _SAME_AS_BASE and text is not None:
-            return text
-        return decode(blob, text)
-
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
-        """See `SessionStore.create`."""
+    async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
+        """See `SessionStore.create` (`durable=False`: written on the loop, synced with the next durable write)."""
         stored = record.created(len(events))
-        record_json = _dump(stored)
-        event_chunk = _chunk([dump_event(e) for e in events])
+        record_json = dump_record(stored)
+        event_chunk = encode_chunk([dump_event(e) for e in events])
 
         base = encode(record_json)
         rowids: list[int] = []
@@ -221,7 +218,7 @@ class SQLiteSessionStore:
                         stored.version,
                         stored.status,
                         stored.updated_at,
-                        _SAME_AS_BASE,
+                        SAME_AS_BASE,
                         base,
                         stored.input_deadline,
                     ),
@@ -229,13 +226,13 @@ class SQLiteSessionStore:
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
             assert cursor.lastrowid is not None
-            _append(db, "events", cursor.lastrowid, 0, event_chunk)
+            append_chunk(db, "events", cursor.lastrowid, 0, event_chunk)
             rowids.append(cursor.lastrowid)
 
-        await self._write(write)
+        await self._write(write, durable=durable)
         # Kept only once committed: a row id of a rolled-back insert may go to another session.
         rowid = self._rowids[stored.id] = rowids[-1]
-        self._bases.put(rowid, (base, record_json))
+        self._bases.keep(rowid, base, record_json)
         self._records.put(rowid, stored)
         return stored
 
@@ -252,11 +249,11 @@ class SQLiteSessionStore:
             row = db.execute("SELECT record, base FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
-            record = SessionRecord.model_validate_json(self._decode_record(rowid, row[0], row[1]))
+            record = SessionRecord.model_validate_json(self._bases.decode(rowid, row[0], row[1]))
             self._records.put(rowid, record)
             return record
 
-        return await self._run(read, quick=True)
+        return await self._read_quick(read)
 
     async def commit(
         self,
@@ -273,12 +270,25 @@ class SQLiteSessionStore:
         durable write's sync covers it too, and a process crash loses neither.
         """
         stored = record.stored(len(events), len(messages))
-        record_json = _dump(stored)
-        event_chunk = _chunk([dump_event(e) for e in events])
-        message_chunk = _chunk([dump_message(m) for m in messages])
+        record_json = dump_record(stored)
+        event_chunk = encode_chunk([dump_event(e) for e in events])
+        message_chunk = encode_chunk([dump_message(m) for m in messages])
 
-        def write(db: sqlite3.Connection) -> None:
+        # Encoded here, against the base this store last saw, so that deflate runs outside the lock.
+        rowid = self._rowids.get(record.id)
+        kept = self._bases.last(rowid) if rowid is not None else None
+        early = self._bases.encode(rowid, record_json, kept) if rowid is not None and kept is not None else None
+
+        def write(db: sqlite3.Connection) -> int:
             rowid = self._rowid(db, record.id)
+            if early is not None:  # one statement when the row is as this store last saw it
+                changed = db.execute(
+                    f"{_UPDATE} AND version = ? AND base = ?", (*_columns(stored, *early), rowid, record.version, kept)
+                ).rowcount
+                if changed == 1:
+                    append_chunk(db, "events", rowid, record.event_count, event_chunk)
+                    append_chunk(db, "messages", rowid, record.message_count, message_chunk)
+                    return rowid
             found = db.execute("SELECT version, base FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
             if found is None:
                 raise SessionNotFoundError(record.id)
@@ -287,58 +297,44 @@ class SQLiteSessionStore:
                     f"Session {record.id!r} was changed by another writer (version {found[0]}, "
                     f"this write was based on {record.version}); nothing was written."
                 )
-            blob, base = self._encode_record(rowid, record_json, found[1])
-            db.execute(
-                "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ?, base = ?, deadline = ? "
-                "WHERE rowid = ?",
-                (stored.version, stored.status, stored.updated_at, blob, base, stored.input_deadline, rowid),
-            )
-            _append(db, "events", rowid, record.event_count, event_chunk)
-            _append(db, "messages", rowid, record.message_count, message_chunk)
+            encoded = early if early is not None and found[1] == kept else None
+            if encoded is None:  # another process wrote since: encode against the base it left
+                encoded = self._bases.encode(rowid, record_json, found[1])
+            db.execute(_UPDATE, (*_columns(stored, *encoded), rowid))
+            append_chunk(db, "events", rowid, record.event_count, event_chunk)
+            append_chunk(db, "messages", rowid, record.message_count, message_chunk)
+            return rowid
 
-        await self._write(write, durable=durable)
-        self._records.put(self._rowids[record.id], stored)
+        self._records.put(await self._write(write, durable=durable), stored)
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """See `SessionStore.read_events`."""
-        rows = await self._run(lambda db: self._read(db, "events", session_id, start, stop))
+        rows = await self._read_quick(
+            lambda db: self._read(db, "events", session_id, start, stop), quick=_short(start, stop)
+        )
         return [load_event(raw) for raw in rows]
 
     async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
         """See `SessionStore.read_messages`."""
-        rows = await self._run(lambda db: self._read(db, "messages", session_id, start, stop))
+        rows = await self._read_quick(
+            lambda db: self._read(db, "messages", session_id, start, stop), quick=_short(start, stop)
+        )
         return load_messages(rows)
 
     def _read(self, db: sqlite3.Connection, table: str, session_id: str, start: int, stop: int | None) -> list[str]:
-        rowid = self._rowid(db, session_id)
-        start = min(max(start, 0), _MAX_INDEX)
-        stop = _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)
-        if start >= stop:
-            return []
-        # The chunk holding `start` is the last one starting at or before it; the rest follow it.
-        chunks = db.execute(
-            f"SELECT idx, chunk FROM {table} WHERE session = ? AND idx < ? AND idx >= "  # noqa: S608
-            f"COALESCE((SELECT MAX(idx) FROM {table} WHERE session = ? AND idx <= ?), 0) ORDER BY idx",
-            (rowid, stop, rowid, start),
-        ).fetchall()
-        lines = []
-        for first, chunk in chunks:
-            for index, line in enumerate(decode(chunk).split("\n"), start=first):
-                if start <= index < stop:
-                    lines.append(line)
-        return lines
+        return read_log(db, table, self._rowid(db, session_id), start, stop)
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """See `SessionStore.due` (an index on the deadline column answers it)."""
         query = "SELECT id FROM sessions WHERE deadline <= ? ORDER BY deadline LIMIT ?"
-        rows = await self._run(lambda db: db.execute(query, (now, limit)).fetchall(), quick=True)
+        rows = await self._read_quick(lambda db: db.execute(query, (now, limit)).fetchall())
         return [str(row[0]) for row in rows]
 
     async def waiting(self, limit: int = 1000) -> list[str]:
         """See `SessionStore.waiting`."""
         query = "SELECT id FROM sessions WHERE status = 'waiting' ORDER BY rowid LIMIT ?"
-        rows = await self._run(lambda db: db.execute(query, (limit,)).fetchall(), quick=True)
+        rows = await self._read_quick(lambda db: db.execute(query, (limit,)).fetchall())
         return [str(row[0]) for row in rows]
 
     async def secret(self, name: str) -> bytes:
@@ -349,43 +345,54 @@ class SQLiteSessionStore:
             db.execute("INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)", (name, made))
 
         await self._write(keep)
-        row = await self._run(lambda db: db.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone())
+        query = "SELECT value FROM secrets WHERE name = ?"
+        row = await self._read_quick(lambda db: db.execute(query, (name,)).fetchone())
         return bytes(row[0])
 
     async def use_once(self, key: str, *, now: float, expires_at: float) -> bool:
         """See `SessionStore.use_once` (one write transaction: of racing processes, one records the key)."""
-        first: list[bool] = []
-        await self._write(lambda db: first.append(sqlite_use_once(db, key, now, expires_at)))
-        return first[-1]
+        return await self._write(lambda db: sqlite_use_once(db, key, now, expires_at))
 
     async def aclose(self) -> None:
-        """Close the database connections."""
+        """Finish the queued writes, then close the database connections."""
 
-        def close(db: sqlite3.Connection) -> None:
-            with self._quick_lock:
-                self._quick.close()
-            db.close()
+        def close() -> None:
+            self._writer.close()
+            with self._lock, self._quick_lock:
+                for db in (self._quick, self._db, *self._readers):
+                    db.close()
 
-        await self._run(close)
+        await anyio.to_thread.run_sync(close)
 
 
 _KEPT_SESSIONS = 1024
 """How many sessions' last record and base record a store keeps in memory."""
 
 
-_MAX_INDEX = 2**62
-"""Bounds clamped to this stay within SQLite's 64-bit integers (a larger int raises OverflowError)."""
+_SHORT_READ = 256
+"""A log read of at most this many entries runs on the loop (a few chunks to decode)."""
+
+_CHECKPOINT_EVERY = 512
+"""After this many writes on the loop's connection (which never checkpoints), the writer checkpoints."""
 
 
-def _dump(record: SessionRecord) -> str:
-    return record.model_dump_json(by_alias=True, exclude_none=True)
+_UPDATE = (
+    "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ?, base = ?, deadline = ? WHERE rowid = ?"
+)
 
 
-def _chunk(rows: Sequence[str]) -> bytes | None:
-    """One write's log entries as one encoded chunk (JSON lines: JSON text never holds a raw newline)."""
-    return encode("\n".join(rows)) if rows else None
+def _columns(stored: SessionRecord, blob: bytes, base: bytes) -> tuple[object, ...]:
+    return (stored.version, stored.status, stored.updated_at, blob, base, stored.input_deadline)
 
 
-def _append(db: sqlite3.Connection, table: str, rowid: int, first: int, chunk: bytes | None) -> None:
-    if chunk is not None:
-        db.execute(f"INSERT INTO {table} (session, idx, chunk) VALUES (?, ?, ?)", (rowid, first, chunk))  # noqa: S608
+def _short(start: int, stop: int | None) -> bool:
+    return stop is not None and stop - start <= _SHORT_READ
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether `exc` says the file is locked (by another connection) rather than broken."""
+    return exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _checkpoint(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)")

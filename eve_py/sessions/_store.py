@@ -25,8 +25,12 @@ class SessionStore(Protocol):
     Implementations: `MemorySessionStore`, `SQLiteSessionStore`, `PostgresSessionStore`.
     """
 
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
         """Store a new session (version 0 → 1) with its first events.
+
+        Args:
+            durable: As `commit`'s: False lets the write be synced with the session's next
+                durable write (a session nobody was told about may be lost with the process).
 
         Raises:
             SessionConflictError: A session with that id exists.

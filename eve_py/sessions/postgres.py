@@ -210,7 +210,7 @@ class PostgresSessionStore:
             await conn.execute(b"SET LOCAL synchronous_commit = off")
             return await (await conn.execute(query.encode(), params)).fetchall()
 
-    async def create(self, record: SessionRecord, events: Sequence[Event]) -> SessionRecord:
+    async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
         """See `SessionStore.create`."""
         stored = record.created(len(events))
         params = _row(stored) | _logs("events", 0, [dump_event(e) for e in events]) | _notice(stored.id, 0, events)

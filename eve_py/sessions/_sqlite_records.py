@@ -1,0 +1,112 @@
+"""How the SQLite store lays out a session's record and reads its logs: base records and deltas, chunks.
+
+A record is stored as a *delta* (`eve_py.sessions._codec`) against the session's *base record*,
+an earlier record kept in the same row: the writes of one turn differ from it by a few fields.
+When the delta outgrows `REBASE_BYTES`, the record becomes the new base. A log (events or
+messages) is a series of chunks, each the JSON lines of one write, keyed by its first index.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from eve_py._lru import Recent
+from eve_py.sessions._codec import decode, encode
+from eve_py.sessions._record import SessionRecord
+
+__all__ = ("REBASE_BYTES", "SAME_AS_BASE", "BaseRecords", "append_chunk", "dump_record", "encode_chunk", "read_log")
+
+REBASE_BYTES = 160
+"""A record whose delta from the base is longer than this becomes the session's new base."""
+
+SAME_AS_BASE = b""
+"""The `record` of a row whose record is its base."""
+
+_MAX_INDEX = 2**62
+"""Bounds clamped to this stay within SQLite's 64-bit integers (a larger int raises OverflowError)."""
+
+
+class BaseRecords:
+    """The last base record seen per session row (its stored bytes and its text), and the codec around it.
+
+    Args:
+        size: How many sessions' bases to keep.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._kept: Recent[int, tuple[bytes, str]] = Recent(size)
+
+    def last(self, rowid: int) -> bytes | None:
+        """The stored bytes of the base last seen for the row (what its next write likely finds)."""
+        kept = self._kept.get(rowid)
+        return kept[0] if kept is not None else None
+
+    def keep(self, rowid: int, blob: bytes, text: str) -> None:
+        """Remember that the row's base is `blob`, the encoding of `text`."""
+        self._kept.put(rowid, (blob, text))
+
+    def text(self, rowid: int, blob: bytes | None) -> str | None:
+        """The text of the base record stored as `blob` (decoded once per base, then kept)."""
+        if blob is None:
+            return None
+        kept = self._kept.get(rowid)
+        if kept is not None and kept[0] == blob:
+            return kept[1]
+        text = decode(blob)
+        self._kept.put(rowid, (bytes(blob), text))
+        return text
+
+    def encode(self, rowid: int, record_json: str, base: bytes | None) -> tuple[bytes, bytes]:
+        """The record's row as (record, base): a delta from the stored base, or the record as a new base."""
+        text = self.text(rowid, base)
+        if text is not None and base is not None:
+            delta = encode(record_json, text)
+            if len(delta) <= REBASE_BYTES:
+                return delta, base
+        base = encode(record_json)
+        self._kept.put(rowid, (base, record_json))
+        return SAME_AS_BASE, base
+
+    def decode(self, rowid: int, blob: bytes, base: bytes | None) -> str:
+        """The record's JSON from its row."""
+        text = self.text(rowid, base)
+        if blob == SAME_AS_BASE and text is not None:
+            return text
+        return decode(blob, text)
+
+
+def read_log(db: sqlite3.Connection, table: str, rowid: int, start: int, stop: int | None) -> list[str]:
+    """The JSON lines of log `table` (`events` or `messages`) with index in `[start, stop)` of session row `rowid`."""
+    start = min(max(start, 0), _MAX_INDEX)
+    stop = _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)
+    if start >= stop:
+        return []
+    # The chunk holding `start` is the last one starting at or before it; the rest follow it.
+    chunks = db.execute(
+        f"SELECT idx, chunk FROM {table} WHERE session = ? AND idx < ? AND idx >= "  # noqa: S608
+        f"COALESCE((SELECT MAX(idx) FROM {table} WHERE session = ? AND idx <= ?), 0) ORDER BY idx",
+        (rowid, stop, rowid, start),
+    ).fetchall()
+    lines = []
+    for first, chunk in chunks:
+        for index, line in enumerate(decode(chunk).split("\n"), start=first):
+            if start <= index < stop:
+                lines.append(line)
+    return lines
+
+
+def dump_record(record: SessionRecord) -> str:
+    """The record's JSON as stored (camelCase, no nulls)."""
+    return record.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def encode_chunk(rows: Sequence[str]) -> bytes | None:
+    """One write's log entries as one encoded chunk (JSON lines: JSON text never holds a raw newline)."""
+    return encode("\n".join(rows)) if rows else None
+
+
+def append_chunk(db: sqlite3.Connection, table: str, rowid: int, first: int, chunk: bytes | None) -> None:
+    """Append `chunk` (if any) to log `table` of session row `rowid`, keyed by its first entry's index."""
+    if chunk is not None:
+        db.execute(f"INSERT INTO {table} (session, idx, chunk) VALUES (?, ?, ?)", (rowid, first, chunk))  # noqa: S608
