@@ -84,7 +84,8 @@ class AiSdkChat:
                 raise
         except EveError as exc:
             return error_response(exc)
-        projection = ChunkProjection(plan.continues or new_id("msg"))
+        delivery_id = plan.message[0] if plan.message is not None else None
+        projection = ChunkProjection(plan.continues or new_id("msg"), delivery_id=delivery_id)
         headers = SSE_HEADERS | STREAM_HEADER | {"x-eve-session-id": session_id}
         stream = self._stream(session_id, start, plan, projection, subscriber)
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
@@ -110,7 +111,9 @@ class AiSdkChat:
             )
         delivery_ids = record.turn.delivery_ids if record.turn is not None else []
         pending = record.pending if record.status == "waiting" else None
-        return StoredChat.of(conversation, pending, delivery_ids, self._client_tools())
+        # A turn started on AG-UI may have offered frontend tools: their calls are client tools too.
+        offered = {tool.name for tool in (record.turn.client_tools or [])} if record.turn is not None else set()
+        return StoredChat.of(conversation, pending, delivery_ids, self._client_tools() | offered)
 
     async def _begin(self, session_id: str, plan: ChatPlan, by: str) -> int | None:
         """Start the request's work; the log index its response streams from (None: nothing to follow)."""

@@ -42,6 +42,7 @@ from eve_py.protocol import (
     TurnCancelled,
     TurnCompleted,
     TurnFailed,
+    TurnStarted,
     TurnWaiting,
 )
 from eve_py.protocol.requests import InputRequest, ToolCallAction
@@ -69,10 +70,13 @@ class ChunkProjection:
 
     Args:
         message_id: The assistant message the chunks build (`start`'s `messageId`).
+        delivery_id: For a new user message, its id: the chunks start at the `turn.started` of its turn.
     """
 
-    def __init__(self, message_id: str) -> None:
+    def __init__(self, message_id: str, *, delivery_id: str | None = None) -> None:
         self.message_id = message_id
+        self._delivery_id = delivery_id
+        """A new message's id: events before its `turn.started` (a dismissed batch's turn ending) are not its."""
         self.ended = False
         """Whether the response's last chunk (`finish` or `error`) was made."""
         self._step_open = False
@@ -87,6 +91,10 @@ class ChunkProjection:
     def events(self, event: Event) -> list[Chunk]:
         """The chunks for one eve-py event."""
         if self.ended:
+            return []
+        if self._delivery_id is not None:
+            if isinstance(event, TurnStarted) and self._delivery_id in (event.meta.delivery_ids or ()):
+                self._delivery_id = None
             return []
         if isinstance(event, StepStarted | StepCompleted | StepFailed | MessageAppended | MessageCompleted):
             return self._step(event)

@@ -5,7 +5,8 @@ messageId}`). eve-py keeps the session itself, so `plan_chat` (pure, no I/O) rea
 messages against what the session stored and takes only what is new:
 
 - a last message from the user whose id is not the current turn's (its id becomes the turn's
-  delivery id, so a resent message never starts a second turn);
+  delivery id, so a resent message never starts a second turn; one sent with `messageId`, an
+  edit, is refused);
 - a client tool's output (`addToolOutput`: `output-available`, or `output-error`, a decline)
   for a call parked on it, and an approval's decision (`addToolApprovalResponse`) for an
   approval parked on it (`approvalId` is the eve-py request id).
@@ -193,6 +194,8 @@ def plan_chat(request: ChatRequest, stored: StoredChat) -> ChatPlan:
     plan = ChatPlan()
     earlier = messages
     if last is not None and last.role == "user":
+        if request.message_id == last.id:
+            raise conflict("eve-py keeps the conversation as it happened: a sent message cannot be edited.")
         earlier = messages[:-1]
         if last.id in stored.delivery_ids:
             earlier = messages  # the current turn's own message, resent: it is not sent again
@@ -247,6 +250,8 @@ def _answers(parts: list[_ToolPart], stored: StoredChat) -> list[InputResponse]:
         decision = part.approval is not None and part.approval.approved is not None
         output = part.name in stored.client_tools and part.state in _ANSWERED
         if call_id not in stored.calls:
+            if part.state == "input-streaming":
+                continue  # a call whose input stopped streaming (the step failed, or the client stopped)
             if decision or output:
                 raise UnknownRequestError(
                     f"Tool call {call_id!r} is not one this session made: nothing to answer.", request_id=call_id

@@ -196,13 +196,18 @@ async def test_a_history_that_contradicts_the_session_is_refused_and_nothing_is_
         regenerate = await http.post(
             "/ai-sdk/chat", json={"id": "c-conflict", "messages": history, "trigger": "regenerate-message"}
         )
+        edit = {"id": "c-conflict", "messages": [user("help me pick a colour")], "trigger": "submit-message"}
+        edited_in_place = await http.post("/ai-sdk/chat", json=edit | {"messageId": "u1"})
+        streaming = {"type": "tool-note", "toolCallId": "call-cut-short", "state": "input-streaming"}
+        cut_short = [*history, {"id": "a", "role": "assistant", "parts": [streaming]}, user("tell me a story", "u2")]
         after = await event_count(served, "c-conflict")
-        session = await served.runtime.get_session("c-conflict")
+        story = await chat(http, "c-conflict", cut_short)
 
-    for refused in (edited, longer, invented, wrong_tool, regenerate):
+    for refused in (edited, longer, invented, wrong_tool, regenerate, edited_in_place):
         assert (refused.status_code, refused.json()["code"]) == (409, "history_conflict"), refused.text
     assert "something else" in edited.json()["error"]
-    assert before == after and [r.action.call_id for r in session.input_requests] == [call["toolCallId"]]
+    assert before == after, "nothing of a refused request is stored"
+    assert text(story).startswith("Once"), "a call whose input never finished streaming is no contradiction"
 
 
 async def test_wrong_answers_get_clear_errors_and_lose_nothing(hitl_agent: Agent) -> None:
@@ -359,3 +364,16 @@ def test_a_failed_call_and_a_failed_turn_are_error_chunks() -> None:
     assert call == [{"type": "tool-output-error", "toolCallId": "c1", "errorText": "The disk is full."}]
     assert failed == [{"type": "finish-step"}, {"type": "error", "errorText": "x"}]
     assert projection.ended and projection.events(new_event(failed_call)) == []
+
+
+async def test_a_new_message_while_a_call_is_parked_dismisses_it_and_streams_the_new_turn(hitl_agent: Agent) -> None:
+    async with serve(hitl_runtime(hitl_agent)) as served, client(served) as http:
+        history = [user("help me pick a template")]
+        parked = await chat(http, "c-dismiss", history)
+        story = await chat(http, "c-dismiss", [*history, assistant(parked), user("tell me a story", "u2")])
+        conversation = await (await served.runtime.get_session("c-dismiss")).messages()
+
+    assert types(story)[:3] == ["start", "start-step", "text-start"]
+    assert text(story).startswith("Once upon a time") and story[-1]["finishReason"] == "stop"
+    [result] = [p for m in conversation if isinstance(m, eve.ToolMessage) for p in m.content]
+    assert result.output == {"status": "ignored"}, "the dismissed picker still got its one result"
