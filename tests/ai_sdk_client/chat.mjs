@@ -26,11 +26,19 @@ class ChatState {
 export class Chat extends AbstractChat {
   #finished = [];
 
-  constructor({ url, token, id }) {
+  /** `onRequest` (optional) is called for each request the chat sends. */
+  constructor({ url, token, id, onRequest = () => {} }) {
     super({
       id,
       state: new ChatState(),
-      transport: new DefaultChatTransport({ api: `${url}/ai-sdk/chat`, headers: { authorization: `Bearer ${token}` } }),
+      transport: new DefaultChatTransport({
+        api: `${url}/ai-sdk/chat`,
+        headers: { authorization: `Bearer ${token}` },
+        fetch: (input, init) => {
+          onRequest();
+          return fetch(input, init);
+        },
+      }),
       // Send again by itself once every open tool call has its output, or every approval its decision.
       sendAutomaticallyWhen: (options) =>
         lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),

@@ -4,7 +4,8 @@
 `tests/ai_sdk_client/package-lock.json`. `drive_chat.mjs` runs the HITL fixture's flows through
 `POST /ai-sdk/chat` with `sendAutomaticallyWhen` set to `lastAssistantMessageIsCompleteWithToolCalls`
 or `...WithApprovalResponses` (a picker, an approval, a follow-up message, a denial, a refused
-output) and prints a JSON line per step, checked here.
+output) and prints a JSON line per step, checked here. `drive_batch.mjs` answers one step's
+approval and picker together.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from typing import Any
 import anyio
 import pytest
 
+from eve_py import Runtime, check_pairing, load_agent
+from eve_py.protocol import messages as eve
+from eve_py.sessions import SQLiteSessionStore
+from eve_py.testing import MockModel
+from tests.conftest import HITL_APP
 from tests.server.helpers import eve_serve
 
 pytestmark = pytest.mark.anyio
@@ -28,7 +34,7 @@ TOKEN = "ai-sdk-client-token-5d2e"
 
 
 async def drive(script: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
-    """Run `script` against a fresh `eve-py serve`; its report, by step."""
+    """Run `script` against a fresh `eve-py serve` storing in `tmp_path / "sessions.db"`; its report, by step."""
     if not NODE.exists() and shutil.which("npm") is None and not os.environ.get("CI"):
         pytest.skip("npm is not installed: the AI SDK's own client cannot be installed to drive the server")
     assert NODE.exists(), f"{NODE} is missing: run `npm install --prefix tests/ai_sdk_client` (scripts/test.sh does)"
@@ -78,3 +84,52 @@ async def test_the_ai_sdks_chat_completes_a_picker_an_approval_a_denial_and_a_fo
     assert refused["refused"]["status"] == "error"
     assert "pickedIds" in refused["refused"]["error"]
     assert refused["retried"] == "Recorded your pick: tpl_red."
+
+
+def states(tools: list[dict[str, Any]]) -> dict[str, str]:
+    """Each tool part's state, by part type (each tool is called once here)."""
+    assert len({t["type"] for t in tools}) == len(tools), tools
+    return {t["type"]: t["state"] for t in tools}
+
+
+async def stored_conversation(store_path: Path, session_id: str) -> list[eve.Message]:
+    """The conversation the server stored for a chat, read from its SQLite file once the server has stopped."""
+    store = SQLiteSessionStore(store_path)
+    try:
+        runtime = Runtime(load_agent(HITL_APP), model=MockModel(lambda _: "unused"), store=store)
+        return await (await runtime.get_session(session_id)).messages()
+    finally:
+        await store.aclose()
+
+
+async def test_one_steps_approval_and_picker_are_answered_together_and_each_call_gets_one_result(
+    tmp_path: Path,
+) -> None:
+    report = await drive("drive_batch.mjs", tmp_path)
+
+    parked = report["parked"]
+    assert states(parked["tools"]) == {
+        "tool-guarded_echo": "approval-requested",
+        "tool-ask_question": "input-available",
+        "tool-note": "output-available",  # ran at once, in the same step
+    }
+    assert (parked["status"], parked["requests"]) == ("ready", 1)
+    half = report["approved only"]
+    assert states(half["tools"])["tool-guarded_echo"] == "approval-responded"
+    assert states(half["tools"])["tool-ask_question"] == "input-available"
+    assert half["requests"] == 1  # the picker is still open: the chat does not send yet
+
+    completed = report["completed"]
+    assert (completed["status"], completed.get("error"), completed["requests"]) == ("ready", None, 2)
+    assert completed["text"] == "The guarded echo ran and returned the token guarded-echo-ok-T4Q9. Colour: blue."
+    assert states(completed["tools"]) == dict.fromkeys(states(parked["tools"]), "output-available")
+    [echo] = [t for t in completed["tools"] if t["type"] == "tool-guarded_echo"]
+    assert echo["output"] == {"token": "guarded-echo-ok-T4Q9", "echo": "review"}
+    assert completed["assistantMessages"] == 1
+
+    conversation = await stored_conversation(tmp_path / "sessions.db", "ai-sdk-review")
+    check_pairing(conversation)  # every call answered by exactly one result, nothing else
+    results = [part for m in conversation if isinstance(m, eve.ToolMessage) for part in m.content]
+    calls = [call for m in conversation if isinstance(m, eve.AssistantMessage) for call in m.tool_calls]
+    assert sorted(r.tool_call_id for r in results) == sorted(c.tool_call_id for c in calls)
+    assert len(calls) == 3
