@@ -134,16 +134,17 @@ class TurnDriver:
         """
         keeper = self.writer.store
         assert isinstance(keeper, LeaseKeeper)
-        try:
-            with turn_span(self._agent.name, self._model, record) as traced:
+        with turn_span(self._agent.name, self._model, record) as traced:
+            try:
                 async with keeper.beating():  # heartbeat: a slow step keeps its lease
                     result = await self._drive(record)
-                traced.ended(result)
-                return result
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._cancelled(record.id)
-            raise
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    ended = await self._cancelled(record.id)
+                traced.cancelled(ended=ended)
+                raise
+            traced.ended(result)
+            return result
 
     async def claim(self, record: SessionRecord) -> SessionRecord:
         """Take over a running turn: write this driver's lease before doing any work.
@@ -161,33 +162,35 @@ class TurnDriver:
         Events: `input.resolved` (outcome `cancelled`), `turn.cancelled`, `session.waiting`.
         """
         assert record.pending is not None and record.turn is not None
-        settled, events = withdraw(record.turn, record.pending)
-        events.append(record.turn.stamp(SessionWaitingData()))
-        return await self.writer.commit(record.cancel(), events, messages=step_messages(settled))
+        with turn_span(self._agent.name, self._model, record, cancelling=True) as traced:
+            settled, events = withdraw(record.turn, record.pending)
+            events.append(record.turn.stamp(SessionWaitingData()))
+            cancelled = await self.writer.commit(record.cancel(), events, messages=step_messages(settled))
+            traced.cancelled(ended=True)
+            return cancelled
 
-    async def _cancelled(self, session_id: str) -> None:
+    async def _cancelled(self, session_id: str) -> bool:
         """After a cancellation: a turn of this driver with no parked step goes back to idle.
 
         Mid-settle (answers accepted, results being computed) the turn stays `running`, but the
-        lease is released so `resume()` or a new message can finish it at once.
+        lease is released so `resume()` or a new message can finish it at once. True if this
+        ended the turn (`turn.cancelled`).
         """
         record = await self.writer.store.load(session_id)
         lease = record.lease
         if record.status != "running" or lease is None or lease.owner != self.writer.owner:
-            return  # parked, or settled elsewhere
+            return False  # parked, or settled elsewhere
         try:
             if record.pending is not None or record.queued is not None:
                 await self.writer.commit(record, [], release=True)
-                return
+                return False
             turn = record.turn
             assert turn is not None
-            events = [
-                turn.stamp(TurnCancelledData(sequence=turn.sequence, turn_id=turn.turn_id)),
-                turn.stamp(SessionWaitingData()),
-            ]
-            await self.writer.commit(record.cancel(), events)
+            cancelled = TurnCancelledData(sequence=turn.sequence, turn_id=turn.turn_id)
+            await self.writer.commit(record.cancel(), [turn.stamp(cancelled), turn.stamp(SessionWaitingData())])
         except SessionConflictError:
-            pass  # someone else wrote meanwhile; their state stands
+            return False  # someone else wrote meanwhile; their state stands
+        return True
 
     async def _drive(self, record: SessionRecord) -> TurnResult:
         while True:

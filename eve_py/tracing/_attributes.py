@@ -105,13 +105,14 @@ def park_attributes(pending: PendingStep) -> Attributes:
     }
 
 
-def resume_attributes(pending: PendingStep, *, dismissed: bool) -> Attributes:
+def resume_attributes(pending: PendingStep, *, dismissed: bool, unanswered: str = "ignored") -> Attributes:
     """An `eve.resume` event's attributes: how each request of the settling batch ended, and who answered.
 
     Parallel arrays, one entry per request in batch order: `eve.request.ids`, `eve.request.outcomes`
     (`input.resolved`'s outcomes: `answered`, `approved`, `denied`, `cancelled`, `ignored`, `expired`)
     and `eve.request.answered_by` (the answer's `by`; empty when nobody answered). `eve.resume.dismissed`
-    is true when a new message dismissed the batch.
+    is true when a new message dismissed the batch. A request nobody answered is `expired` when its
+    deadline passed, else `unanswered` (`ignored`; `cancelled` when the turn is cancelled).
     """
     outcomes: Mapping[str, str] = {r.request_id: r.outcome for r in answered(pending.requests, pending.answers)}
     ids = [r.request_id for r in pending.requests]
@@ -119,7 +120,7 @@ def resume_attributes(pending: PendingStep, *, dismissed: bool) -> Attributes:
         TURN_ID: pending.turn_id,
         STEP_INDEX: pending.step_index,
         "eve.request.ids": ids,
-        "eve.request.outcomes": [outcomes.get(rid, "expired" if rid in pending.expired else "ignored") for rid in ids],
+        "eve.request.outcomes": [outcomes.get(rid, "expired" if rid in pending.expired else unanswered) for rid in ids],
         "eve.request.answered_by": [pending.answered_by.get(rid, "") for rid in ids],
         "eve.resume.dismissed": dismissed,
     }

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
+import anyio
+
 from eve_py.models._base import Model, ModelRequest, ModelResponse
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.turns import TurnResult
@@ -54,24 +56,59 @@ class TurnTrace:
             span.set_attribute(a.ERROR_TYPE, failure)
             span.set_status(StatusCode.ERROR, result.error)
 
+    def cancelled(self, *, ended: bool) -> None:
+        """Say the run was cancelled: `eve.turn.status` `cancelled` when it ended the turn, else `interrupted`.
+
+        A turn left running (cancelled mid-settle, to be finished by the next run) is `interrupted`.
+        The span's status stays unset: a cancellation is asked for, not a failure of the agent.
+        """
+        span = self._span
+        if span is None:
+            return
+        span.set_attribute(a.TURN_STATUS, "cancelled" if ended else "interrupted")
+
+
+@contextlib.contextmanager
+def _recorded(span: Span) -> Iterator[None]:
+    """An exception leaving `span` is recorded on it (an `exception` event, `error.type`, status ERROR).
+
+    A cancellation is not: like gRPC's `CANCELLED` on a server span, a stop someone asked for is
+    not an error of the operation (the turn's span says `eve.turn.status` `cancelled`).
+    """
+    try:
+        yield
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException as exc:
+        from opentelemetry.trace import StatusCode
+
+        span.record_exception(exc)
+        span.set_attribute(a.ERROR_TYPE, type(exc).__qualname__)
+        span.set_status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
+        raise
+
 
 _UNTRACED = contextlib.nullcontext(TurnTrace(None))
 
 
-def turn_span(agent_name: str, model: Model, record: SessionRecord) -> AbstractContextManager[TurnTrace]:
+def turn_span(
+    agent_name: str, model: Model, record: SessionRecord, *, cancelling: bool = False
+) -> AbstractContextManager[TurnTrace]:
     """The `invoke_agent {agent_name}` span of one run of `record`'s turn, current while it runs.
 
     A run that starts on a parked step (answers accepted, a deadline passed, a message dismissed
-    it) links to the span that parked it and adds an `eve.resume` event.
+    it, or `cancelling` it) links to the span that parked it and adds an `eve.resume` event.
     """
     traced = tracer()
     if traced is None:
         return _UNTRACED
-    return _turn(traced, agent_name, model, record)
+    return _turn(traced, agent_name, model, record, cancelling)
 
 
 @contextlib.contextmanager
-def _turn(traced: Tracer, agent_name: str, model: Model, record: SessionRecord) -> Iterator[TurnTrace]:
+def _turn(
+    traced: Tracer, agent_name: str, model: Model, record: SessionRecord, cancelling: bool
+) -> Iterator[TurnTrace]:
     from opentelemetry.trace import SpanKind
 
     provider, model_id = a.model_identity(model)
@@ -87,9 +124,21 @@ def _turn(traced: Tracer, agent_name: str, model: Model, record: SessionRecord) 
     pending = record.pending
     links = _links(pending) if pending is not None else []
     name = f"invoke_agent {agent_name}"
-    with traced.start_as_current_span(name, kind=SpanKind.INTERNAL, attributes=attributes, links=links) as span:
+    with (
+        traced.start_as_current_span(
+            name,
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            links=links,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span,
+        _recorded(span),
+    ):
         if pending is not None:
-            span.add_event(a.RESUME_EVENT, a.resume_attributes(pending, dismissed=record.queued is not None))
+            unanswered = "cancelled" if cancelling else "ignored"
+            resumed = a.resume_attributes(pending, dismissed=record.queued is not None, unanswered=unanswered)
+            span.add_event(a.RESUME_EVENT, resumed)
         yield TurnTrace(span)
 
 
@@ -143,12 +192,17 @@ async def request_model(model: Model, request: ModelRequest, session_id: str) ->
         a.REQUEST_MODEL: model_id,
         a.CONVERSATION: session_id,
     }
-    with traced.start_as_current_span(f"chat {model_id}", kind=SpanKind.CLIENT, attributes=attributes) as span:
-        try:
-            response = await model.request(request)
-        except Exception as exc:
-            span.set_attribute(a.ERROR_TYPE, type(exc).__qualname__)
-            raise
+    with (
+        traced.start_as_current_span(
+            f"chat {model_id}",
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span,
+        _recorded(span),
+    ):
+        response = await model.request(request)
         span.set_attributes(a.response_attributes(response))
         return response
 
@@ -156,7 +210,7 @@ async def request_model(model: Model, request: ModelRequest, session_id: str) ->
 def tool_span(session_id: str, call_id: str, tool_name: str, description: str) -> AbstractContextManager[object]:
     """The `execute_tool {tool_name}` span of one call's resolvers and executor, current while they run.
 
-    An exception leaving it is recorded, with `error.type` (its class) and status ERROR.
+    An exception leaving it is recorded, with `error.type` (its class) and status ERROR; a cancellation is not.
     """
     traced = tracer()
     if traced is None:
@@ -177,11 +231,14 @@ def _tool(traced: Tracer, session_id: str, call_id: str, tool_name: str, descrip
     }
     if description:
         attributes[a.TOOL_DESCRIPTION] = description
-    with traced.start_as_current_span(
-        f"execute_tool {tool_name}", kind=SpanKind.INTERNAL, attributes=attributes
-    ) as span:
-        try:
-            yield span
-        except Exception as exc:
-            span.set_attribute(a.ERROR_TYPE, type(exc).__qualname__)
-            raise
+    with (
+        traced.start_as_current_span(
+            f"execute_tool {tool_name}",
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span,
+        _recorded(span),
+    ):
+        yield span
