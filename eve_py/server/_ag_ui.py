@@ -20,13 +20,15 @@ run with `RUN_ERROR` and eve-py's error code, and stores nothing. A resume that 
 some of the open requests keeps the batch open: the run ends with an interrupt per request
 still open (AG-UI's own client sends every interrupt's entry; eve-py also takes fewer). A run
 with no messages and nothing to do (a client attaching to a stored thread) gets the stored
-conversation as `MESSAGES_SNAPSHOT` (`eve_py.server._ag_ui_messages`).
+conversation as `MESSAGES_SNAPSHOT` (`eve_py.server._ag_ui_messages`). A run retried after its
+stream broke resends what the thread already took (its message, its resume entries): that
+starts nothing, and the run follows the turn still running, one a stopped server left included.
 Authentication, origin and body checks are the session routes' own.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +36,7 @@ from ag_ui.core import (
     AgentCapabilities,
     BaseEvent,
     HumanInTheLoopCapabilities,
+    ResumeEntry,
     RunAgentInput,
     RunStartedEvent,
 )
@@ -46,7 +49,8 @@ from starlette.routing import Route
 from eve_py._camel import describe_validation_error
 from eve_py.errors import ApiError, EveError
 from eve_py.protocol import Event, InputRequested, TurnWaiting, new_id
-from eve_py.protocol.requests import InputRequest
+from eve_py.protocol.pending import PendingStep
+from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import ClientTool
 from eve_py.server._ag_ui_events import RunProjection, response_of
 from eve_py.server._ag_ui_input import client_tools_of, read_messages
@@ -173,9 +177,11 @@ class AgUi:
         session = await self.api.runtime.get_session(session_id)
         record = session.record
         stored = await session.messages() if body.messages else []
-        added = read_messages(body.messages, stored, record.pending if record.status == "waiting" else None)
+        # A parked step stays pending while its answers settle: a stopped server can leave it `running`.
+        pending = record.pending
+        added = read_messages(body.messages, stored, pending)
         open_requests = {r.request_id: r for r in session.input_requests}
-        answers = [response_of(entry, open_requests.get(entry.interrupt_id)) for entry in body.resume or []]
+        answers = _new_answers(body.resume or [], pending)
         answers += added.answers
         projection.requests.update(open_requests)
         projection.answered_here.update(a.request_id for a in added.answers)
@@ -265,6 +271,19 @@ class AgUi:
         if session.input_requests:
             return await self._waiting(session_id, [], projection)
         return projection.finish()
+
+
+def _new_answers(resume: Sequence[ResumeEntry], pending: PendingStep | None) -> list[InputResponse]:
+    """The resume entries as answers, without those the thread already took as they are.
+
+    A client retrying a run the server never finished (its connection broke, the server
+    restarted mid-settle) resends the same entries: those answers stand, and the run follows
+    their turn. A different answer to an answered request stays, for `Session.respond` to refuse.
+    """
+    requests = {r.request_id: r for r in pending.requests} if pending is not None else {}
+    taken = pending.answers if pending is not None else {}
+    answers = [response_of(entry, requests.get(entry.interrupt_id)) for entry in resume]
+    return [answer for answer in answers if taken.get(answer.request_id) != answer]
 
 
 def _parse(raw: Any) -> RunAgentInput:

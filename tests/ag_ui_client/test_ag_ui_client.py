@@ -27,11 +27,16 @@ TOKEN = "ag-ui-client-token-81c4"
 STORY = "Once upon a time a picker asked a person, and the person answered, and every call got one result."
 
 
-async def drive(script: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
-    """Run `script` against a fresh `eve-py serve`; its report, by step."""
+def needs_node() -> None:
+    """Skip without npm (outside CI); fail when npm is there but the client was not installed."""
     if not NODE.exists() and shutil.which("npm") is None and not os.environ.get("CI"):
         pytest.skip("npm is not installed: AG-UI's own client cannot be installed to drive the server")
     assert NODE.exists(), f"{NODE} is missing: run `npm install --prefix tests/ag_ui_client` (scripts/test.sh does)"
+
+
+async def drive(script: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """Run `script` against a fresh `eve-py serve`; its report, by step."""
+    needs_node()
     async with eve_serve(tmp_path / "sessions.db", TOKEN) as (url, _, _):
         with anyio.fail_after(90):
             done = await anyio.run_process([str(NODE), str(HERE / script), url, TOKEN], cwd=HERE, check=False)
