@@ -8,6 +8,7 @@ Run by hand (not part of the test suite):
 .venv/bin/python bench/server_load.py --baseline HEAD~3 --rounds 3
 .venv/bin/python bench/server_load.py --no-baseline --json
 .venv/bin/python bench/server_load.py --ai-sdk         # the AI SDK's POST /ai-sdk/chat against eve's wire
+.venv/bin/python bench/server_load.py --ag-ui          # AG-UI's POST /ag-ui against eve's wire
 ```
 
 Two servers, each a child process on 127.0.0.1 started with the same interpreter (with a bearer
@@ -547,14 +548,19 @@ def main() -> int:
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--ai-sdk", action="store_true", help="POST /ai-sdk/chat against eve's wire (no baseline)")
+    parser.add_argument("--ag-ui", action="store_true", help="POST /ag-ui against eve's wire (no baseline)")
     args = parser.parse_args()
-    if args.ai_sdk:  # see bench/_ai_sdk_round.py
-        import _ai_sdk_round
+    if args.ai_sdk or args.ag_ui:  # see bench/_frontend_round.py
+        import _frontend_round
 
+        if args.ai_sdk:
+            from _ai_sdk_round import AI_SDK as frontend
+        else:
+            from _ag_ui_round import AG_UI as frontend
         with ExitStack() as stack:
             side = stack.enter_context(worktree("current", args.current)) if args.current else _working_tree()
-            results = anyio.run(_ai_sdk_round.compare, side, args.sessions, args.rounds)
-        return _ai_sdk_round.report(results, args.rounds, args.json)
+            results = anyio.run(_frontend_round.compare, frontend, side, args.sessions, args.rounds)
+        return _frontend_round.report(frontend, results, args.rounds, args.json)
 
     sides: list[Side] = []
     with ExitStack() as stack:  # the worktrees go whatever happens
