@@ -36,9 +36,12 @@ from ag_ui.core import (
     AgentCapabilities,
     BaseEvent,
     HumanInTheLoopCapabilities,
+    IdentityCapabilities,
     ResumeEntry,
     RunAgentInput,
     RunStartedEvent,
+    ToolsCapabilities,
+    TransportCapabilities,
 )
 from ag_ui.core.version import PROTOCOL_VERSION
 from pydantic import ValidationError
@@ -47,6 +50,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from eve_py._camel import describe_validation_error
+from eve_py._version import version
 from eve_py.errors import ApiError, EveError
 from eve_py.protocol import Event, InputRequested, TurnWaiting, new_id
 from eve_py.protocol.pending import PendingStep
@@ -125,14 +129,26 @@ class AgUi:
             )
 
     async def capabilities(self, request: Request) -> Response:
-        """`GET /ag-ui`: what this agent supports, as AG-UI's `AgentCapabilities` (needs the token)."""
+        """`GET /ag-ui`: what this agent supports, as AG-UI's `AgentCapabilities` (needs the token).
+
+        Human-in-the-loop interrupts and approvals with edits, frontend tools (`tools.clientProvided`),
+        a streamed but not resumable transport, and the app's name as the agent's identity.
+        """
         try:
             self.api._principal(request)
             self._agent(request)
         except EveError as exc:
             return error_response(exc)
-        loop = HumanInTheLoopCapabilities(supported=True, approvals=True, interrupts=True, approve_with_edits=True)
-        return JSONResponse(AgentCapabilities(human_in_the_loop=loop).model_dump(mode="json", by_alias=True))
+        capabilities = AgentCapabilities(
+            identity=IdentityCapabilities(name=self.api.runtime.agent.name, type="eve-py", version=version()),
+            # No replay of a broken stream: the run is sent again and follows the turn (`_nothing_new`).
+            transport=TransportCapabilities(streaming=True, resumable=False),
+            tools=ToolsCapabilities(supported=True, parallel_calls=True, client_provided=True),
+            human_in_the_loop=HumanInTheLoopCapabilities(
+                supported=True, approvals=True, interrupts=True, approve_with_edits=True
+            ),
+        )
+        return JSONResponse(capabilities.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     async def run(self, request: Request) -> Response:
         """`POST /ag-ui`: one AG-UI run on the thread's session, streamed as server-sent events."""

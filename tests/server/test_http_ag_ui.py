@@ -13,6 +13,7 @@ import anyio
 import httpx
 import pytest
 
+import eve_py
 from eve_py.agent import Agent
 from eve_py.protocol.requests import InputRequest, ToolCallAction
 from eve_py.server._ag_ui_events import interrupt_of
@@ -185,14 +186,14 @@ async def test_a_thread_belongs_to_the_token_that_made_it(hitl_agent: Agent) -> 
     assert (malformed.status_code, malformed.json()["code"]) == (400, "bad_request")
 
 
-async def test_the_capabilities_say_interrupts_and_approve_with_edits(hitl_agent: Agent) -> None:
+async def test_the_capabilities_say_interrupts_approve_with_edits_and_frontend_tools(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, client(served) as http:
         capabilities = (await http.get("/ag-ui")).json()
-    assert capabilities["humanInTheLoop"] == {
-        "supported": True,
-        "approvals": True,
-        "interrupts": True,
-        "approveWithEdits": True,
+    assert capabilities == {
+        "identity": {"name": "agent-tools-hitl", "type": "eve-py", "version": eve_py.__version__},
+        "transport": {"streaming": True, "resumable": False},
+        "tools": {"supported": True, "parallelCalls": True, "clientProvided": True},
+        "humanInTheLoop": {"supported": True, "approvals": True, "interrupts": True, "approveWithEdits": True},
     }
 
 
