@@ -6,8 +6,9 @@ name or schema, or an app tool's name, is refused with 422 `invalid_tools` befor
 An AG-UI client sends the whole conversation on every run. The session keeps its own, so a
 run takes from the client's messages only what is new:
 
-- a user message after the stored ones (one per run) starts a turn; a user message the thread
-  already has is a resend and starts nothing;
+- a user message after the stored ones (one per run) starts a turn (text only: a new message
+  with an image, file or audio part is refused with 415 `unsupported_media_type`); a user
+  message the thread already has is a resend and starts nothing;
 - a `ToolMessage` for an open call of a client tool (a frontend tool, or another
   `client-tool`/`question` request) answers it: its `content` as JSON when it parses, else as
   text; a `ToolMessage` for a call that already has its result is a resend and is skipped.
@@ -102,7 +103,17 @@ def _new_user_message(sent: Sequence[Message], stored: Sequence[eve.Message]) ->
     new = theirs[len(ours) :]
     if len(new) > 1:
         raise _conflict(f"The messages hold {len(new)} user messages the thread does not have; send one per run.")
-    return new[0] if new else None
+    if not new:
+        return None
+    last = [m for m in sent if isinstance(m, UserMessage)][-1]
+    if not isinstance(last.content, str) and any(getattr(part, "type", None) != "text" for part in last.content):
+        # Dropping an image or a file unseen would answer a question the person did not ask.
+        raise ApiError(
+            "The new user message holds parts other than text (images, files, audio): eve-py takes text only.",
+            status=415,
+            code="unsupported_media_type",
+        )
+    return new[0]
 
 
 def _tool_output(message: ToolMessage) -> JsonValue:

@@ -139,6 +139,20 @@ async def test_resent_and_contradicting_user_messages(hitl_agent: Agent) -> None
     assert interrupts(follow_up)[0]["reason"] == "tool_call"
 
 
+async def test_a_new_message_with_an_image_is_refused_and_stores_nothing(hitl_agent: Agent) -> None:
+    image = {"type": "image", "source": {"type": "url", "value": "https://example.org/cat.png"}}
+    content = [{"type": "text", "text": "what is in this picture?"}, image]
+    parts = [{"type": "text", "text": "tell me"}, {"type": "text", "text": "a story"}]
+    async with serve(hitl_runtime(hitl_agent)) as served, client(served) as http:
+        refused = frames(await post(http, "t-image", [{"id": "u0", "role": "user", "content": content}]))
+        stored = (await served.runtime.get_session("t-image")).record.event_count
+        story = frames(await post(http, "t-image", [{"id": "u0", "role": "user", "content": parts}]))
+    assert (refused[-1]["type"], refused[-1]["code"]) == ("RUN_ERROR", "unsupported_media_type")
+    assert "text only" in refused[-1]["message"]
+    assert stored == 1  # the thread's session.started: no message, no turn
+    assert text(story).startswith("Once upon a time")  # text parts alone are joined into the message
+
+
 async def test_a_picker_answered_by_resume_streams_its_result(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, client(served) as http:
         [picker] = interrupts(frames(await post(http, "t-res", [user("help me pick a template")])))
