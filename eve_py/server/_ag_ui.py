@@ -23,6 +23,8 @@ with no messages and nothing to do (a client attaching to a stored thread) gets 
 conversation as `MESSAGES_SNAPSHOT` (`eve_py.server._ag_ui_messages`). A run retried after its
 stream broke resends what the thread already took (its message, its resume entries): that
 starts nothing, and the run follows the turn still running, one a stopped server left included.
+A new message while the thread's turn runs waits for it: the run streams the rest of that turn,
+then sends the message.
 Authentication, origin and body checks are the session routes' own.
 """
 
@@ -52,7 +54,7 @@ from starlette.routing import Route
 from eve_py._camel import describe_validation_error
 from eve_py._version import version
 from eve_py.errors import ApiError, EveError
-from eve_py.protocol import Event, InputRequested, TurnWaiting, new_id
+from eve_py.protocol import Event, InputRequested, TurnCancelled, TurnCompleted, TurnFailed, TurnWaiting, new_id
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import ClientTool
@@ -66,6 +68,8 @@ from eve_py.server._routes import Api
 from eve_py.server._runs import KEEPALIVE, SSE_HEADERS, check_thread_id, follow_run, open_thread
 
 __all__ = ("AgUi",)
+
+_TURN_ENDS = (TurnCompleted, TurnWaiting, TurnFailed, TurnCancelled)
 
 
 def _sse(event: BaseEvent) -> bytes:
@@ -93,6 +97,8 @@ class _Begun:
     partial: bool = False
     own: bool = True
     """The run started the work (False: it follows a turn a stopped server left running)."""
+    blocked: bool = False
+    """The run's message waits for the thread's running turn to end: follow that first, then begin again."""
 
 
 class AgUi:
@@ -173,6 +179,10 @@ class AgUi:
             yield _sse(RunStartedEvent(thread_id=session_id, run_id=body.run_id, protocol_version=PROTOCOL_VERSION))
             try:
                 begun = await self._begin(session_id, run, by, projection)
+                while begun.blocked and not projection.ended:
+                    async for chunk in self._events(session_id, begun, projection, subscriber):
+                        yield chunk
+                    begun = await self._begin(session_id, run, by, projection)
             except EveError as exc:
                 _, code = error_status(exc)
                 for event in projection.error(str(error_body(exc)["error"]), code):
@@ -208,6 +218,10 @@ class AgUi:
         if not answers:
             if send is None:
                 return await self._nothing_new(session_id)
+            if record.status == "running":
+                # Here, on another worker, or left by a stopped server (finished here once its
+                # lease expires): the run streams the rest of that turn, then sends its message.
+                return _Begun(record.event_count, own=False, blocked=True)
             started = await self.api.runner.start(session, send, until_turn=True)
             return _Begun(started.start_index)
         partial = bool(open_requests.keys() - {r.request_id for r in answers})
@@ -232,33 +246,44 @@ class AgUi:
         self, session_id: str, begun: _Begun, projection: RunProjection, subscriber: Subscriber
     ) -> AsyncIterator[bytes]:
         """The run's stored events as AG-UI events, until the turn completes, fails or parks."""
+        if begun.start is not None:
+            async for chunk in self._events(session_id, begun, projection, subscriber):
+                yield chunk
+        if not projection.ended:
+            for made in await self._settled(session_id, projection):
+                yield _sse(made)
+
+    async def _events(
+        self, session_id: str, begun: _Begun, projection: RunProjection, subscriber: Subscriber
+    ) -> AsyncIterator[bytes]:
+        """The stored events from `begun.start` as AG-UI events, until the run ends or its work does.
+
+        A `blocked` run reads until the turn it waits for ends (its end is not the run's).
+        """
+        assert begun.start is not None
         batch: list[InputRequest] = []
-        idle = False
+        idle = ended = False
 
         def done() -> bool:
             nonlocal idle
-            if begun.partial or projection.ended or idle:
+            if begun.partial or projection.ended or idle or ended:
                 return True  # a partial answer writes once and leaves the batch parked
             idle = begun.own and not self.api.runner.busy(session_id)  # its work ended: read once more
             return False
 
-        if begun.start is not None:
-            try:
-                async for events in follow_run(self.api, session_id, begun.start, subscriber, done=done):
-                    if events is None:
-                        yield KEEPALIVE
-                        continue
-                    for event in events:
-                        if isinstance(event, InputRequested):
-                            batch = event.data.input_requests()
-                        for made in await self._project(session_id, event, batch, projection):
-                            yield _sse(made)
-            except ApiError:  # the server shuts down
-                for made in projection.error("The server is shutting down; run again.", "unavailable"):
-                    yield _sse(made)
-                return
-        if not projection.ended:
-            for made in await self._settled(session_id, projection):
+        try:
+            async for events in follow_run(self.api, session_id, begun.start, subscriber, done=done):
+                if events is None:
+                    yield KEEPALIVE
+                    continue
+                for event in events:
+                    if isinstance(event, InputRequested):
+                        batch = event.data.input_requests()
+                    ended = ended or (begun.blocked and isinstance(event, _TURN_ENDS))
+                    for made in await self._project(session_id, event, batch, projection):
+                        yield _sse(made)
+        except ApiError:  # the server shuts down
+            for made in projection.error("The server is shutting down; run again.", "unavailable"):
                 yield _sse(made)
 
     async def _project(

@@ -1,5 +1,5 @@
 // AG-UI's own client (@ag-ui/client HttpAgent, 1.0) keeps one thread going while the eve-py server
-// behind its URL is restarted. Usage: node drive_restart.mjs URL TOKEN parked|killed|approved
+// behind its URL is restarted. Usage: node drive_restart.mjs URL TOKEN parked|killed|approved|message
 // Prints one JSON line per step ({"step": ...}); on {"step": "restart"} the test restarts the server
 // (same store, same URL) and writes a line to this script's stdin once the new one listens.
 //
@@ -7,6 +7,8 @@
 // killed: the server is killed while the turn's slow tool runs (the run breaks off); the same agent
 //         runs again on the new server and gets the rest of that turn, which the new server finishes.
 // approved: the same, for a slow tool a resume approved (the retried run resends that resume).
+// message: the same cut-off run, but the next run brings a new message: it gets the rest of the old
+//          turn, then its own.
 import { createInterface } from "node:readline";
 import { HttpAgent } from "@ag-ui/client";
 
@@ -52,7 +54,12 @@ async function run(agent, params = {}, extra = {}) {
   };
 }
 
-const MESSAGES = { parked: "help me pick a template", killed: "fetch the report", approved: "fetch the approved report" };
+const MESSAGES = {
+  parked: "help me pick a template",
+  killed: "fetch the report",
+  approved: "fetch the approved report",
+  message: "fetch the report",
+};
 
 try {
   const threadId = `ag-ui-${mode}`;
@@ -81,6 +88,11 @@ try {
     });
     await restarting;
     report("broken", { ...broken, pending: agent.pendingInterrupts.length });
+    if (mode === "message") {
+      // The person moves on instead: a new message, while the new server has yet to finish the old turn.
+      agent.addMessage({ id: "u-2", role: "user", content: "fetch it once more" });
+      params = {};
+    }
     report("again", await run(agent, params)); // the same run again, as a person retrying would
   }
   const tools = agent.messages.filter((m) => m.role === "tool").map((m) => m.content);

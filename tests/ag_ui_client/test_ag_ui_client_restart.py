@@ -162,3 +162,27 @@ async def test_a_run_broken_by_a_crash_mid_turn_is_continued_on_the_new_server(
     assert events.count("turn.started") == 1 and events.count("turn.completed") == 1, "one turn, finished"
     assert events.count("action.result") == 1
     assert len(ledger.read_text().splitlines()) == 2, "the tool that was running when the server died ran again"
+
+
+async def test_a_message_after_a_crash_mid_turn_gets_the_rest_of_that_turn_then_its_own(
+    report_app: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger, running = tmp_path / "ledger.txt", tmp_path / "running"
+    os.mkfifo(running)
+    monkeypatch.setenv("EVE_TEST_LEDGER", str(ledger))
+    monkeypatch.setenv("EVE_TEST_RUNNING", str(running))
+    store = tmp_path / "sessions.db"
+    report = await drive_across_restart("message", store, app=report_app, env={"EVE_TEST_STALL": "1"}, crash=running)
+
+    again = report["again"]
+    assert (again.get("outcome"), again.get("error")) == ("success", None)
+    assert again["message"] == "The report says: weekly: all green."
+    assert report["thread"]["tools"] == ['{"report":"weekly: all green"}'] * 2, "the old turn's result, then the new"
+    sessions = SQLiteSessionStore(store)
+    try:
+        events = [e.type for e in await sessions.read_events("ag-ui-message")]
+    finally:
+        await sessions.aclose()
+    assert events.count("turn.started") == events.count("turn.completed") == 2
+    assert events.count("action.result") == 2
+    assert len(ledger.read_text().splitlines()) == 3, "cut off, run again by the new server, then the new turn's"

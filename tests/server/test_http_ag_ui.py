@@ -18,7 +18,7 @@ from eve_py.agent import Agent
 from eve_py.protocol.requests import InputRequest, ToolCallAction
 from eve_py.server._ag_ui_events import interrupt_of
 from eve_py.sessions import SQLiteSessionStore
-from tests.server.helpers import ALICE, BOB, Served, hitl_runtime, serve
+from tests.server.helpers import ALICE, BOB, GatedModel, Served, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio
 
@@ -237,3 +237,34 @@ async def test_a_thread_goes_on_after_a_server_restart(hitl_agent: Agent, tmp_pa
     assert picker["toolCalls"][0]["function"]["name"] == "ask_question"
     assert {"role": "tool", "toolCallId": interrupt["toolCallId"]}.items() <= conversation[2].items()
     assert conversation[-1]["content"] == "Recorded your pick: tpl_red."
+
+
+async def test_a_message_while_the_thread_s_turn_runs_follows_that_turn_then_starts_its_own(
+    hitl_agent: Agent,
+) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, client(served) as http:
+        async with anyio.create_task_group() as group:
+            first: list[Frame] = []
+
+            async def slow_run() -> None:
+                first.extend(await run(http, "t-busy", message="take it slow"))
+
+            group.start_soon(slow_run)
+            with anyio.fail_after(10):
+                await model.entered.wait()
+            # The page sends its next message while the first turn still runs (its stream open or not).
+            sent = [{"id": "u1", "role": "user", "content": "take it slow"}]
+            sent.append({"id": "u2", "role": "user", "content": "tell me a story"})
+            body = {"threadId": "t-busy", "runId": "r2", "messages": sent}
+            async with http.stream("POST", "/ag-ui", json=body) as response:
+                lines = response.aiter_lines()
+                assert json.loads((await anext(lines))[6:])["type"] == "RUN_STARTED"
+                model.release.set()
+                second = [json.loads(line[6:]) async for line in lines if line.startswith("data: ")]
+    assert text(first) == "Finally done."
+    assert types(second)[-1] == "RUN_FINISHED" and "outcome" not in second[-1]
+    # The rest of the first turn (its text), then the message's own turn (the story).
+    assert text(second).startswith("Finally done.") and text(second).endswith("every call got one result.")
+    events = [e.type for e in await served.runtime.store.read_events("t-busy")]
+    assert events.count("turn.started") == events.count("turn.completed") == 2
