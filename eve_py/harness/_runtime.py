@@ -25,7 +25,7 @@ import anyio
 from eve_py._version import version
 from eve_py.agent import Agent
 from eve_py.harness._commit import Committed, EventListener, notify
-from eve_py.harness._conversation import ConversationCache
+from eve_py.harness._conversation import Conversation, ConversationCache
 from eve_py.harness._expire import Sweeper
 from eve_py.harness._loop import TurnDriver
 from eve_py.harness._session import Session
@@ -119,6 +119,7 @@ class Runtime:
         # Without a listener nobody outside this call hears of the session before its first turn,
         # whose durable write syncs it too; a server (a listener) acknowledges it at once.
         stored = await self.store.create(record, events, durable=self.on_event is not None)
+        self.conversations.remember(stored.id, Conversation([], start=stored.history_start))  # no read to start
         await notify(self.on_event, Committed(record.id, 0, events))
         return self._session(stored)
 

@@ -10,6 +10,7 @@ request each. What no working connection comes of is `StoreUnavailableError` (`u
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -18,10 +19,25 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from eve_py.errors import StoreUnavailableError, UsageError
 
-__all__ = ("CONNECT_S", "connect", "connection_lost", "make_pool", "redact", "unavailable", "unreachable")
+__all__ = (
+    "CONNECT_S",
+    "RETRIED",
+    "connect",
+    "connection_lost",
+    "make_pool",
+    "redact",
+    "unavailable",
+    "unreachable",
+)
 
 CONNECT_S = 4.0
 """How long opening a store waits for its first connection (an unanswered host, a slow TLS handshake)."""
+
+RETRIED: ContextVar[bool] = ContextVar("eve_py_pg_retried", default=False)
+"""True while a connection is checked out for a statement that is run again on a lost connection.
+
+Such a statement finds a dead connection itself, at no extra cost (its caller drains the pool and
+runs it once more), so the pool skips its check, a round trip to the server, for it."""
 
 # SQLSTATEs of a connection the server ended: class 08 (connection exception), 57P01 admin
 # shutdown (a fast stop or restart), 57P02 crash shutdown, 57P03 cannot connect now (starting up).
@@ -76,10 +92,14 @@ def make_pool(url: str, *, min_size: int, max_size: int, timeout_s: float) -> As
     gives up after `timeout_s` (`reconnect_timeout`), and the next request asks for a new one at
     once. So once the server is back, a request waits at most a pause of a few seconds, never
     the minute an outage of minutes would have grown it to.
+
+    A connection checked out while `RETRIED` is set is handed out unchecked.
     """
     pool: AsyncConnectionPool[Any]
 
     async def check(conn: psycopg.AsyncConnection[Any]) -> None:
+        if RETRIED.get():
+            return
         try:
             await AsyncConnectionPool.check_connection(conn)
         except psycopg.OperationalError:

@@ -8,8 +8,10 @@ compare-and-set) whose returned key feeds the `INSERT`s of the write's messages 
 then `pg_notify('eve_events', ...)`. PostgreSQL delivers that notice only if the write commits,
 so other processes learn of new events as soon as they are readable (see `notices`).
 
-Connections come from a `psycopg_pool.AsyncConnectionPool` in autocommit mode, each checked
-before it is handed out (see `eve_py.sessions._pg_connect`). The schema is created and upgraded
+Connections come from a `psycopg_pool.AsyncConnectionPool` in autocommit mode (see
+`eve_py.sessions._pg_connect`); the pool's check before it hands one out (a round trip) is
+skipped for this store's own statements, which find a dead connection themselves and run once
+more on a new one (`_rows`). The schema is created and upgraded
 only by `migrate` (`eve-py store migrate URL`), never by opening a store: a database without it,
 or with another version of it, is refused with `StoreSchemaError`.
 
@@ -35,7 +37,7 @@ from eve_py.protocol import Event, dump_event, load_event
 from eve_py.protocol.messages import Message
 from eve_py.sessions._feed import CANCEL_CHANNEL, EVENTS_CHANNEL, Notice, parse_notice
 from eve_py.sessions._once import POSTGRES_USE_ONCE
-from eve_py.sessions._pg_connect import connect, connection_lost, make_pool, unavailable, unreachable
+from eve_py.sessions._pg_connect import RETRIED, connect, connection_lost, make_pool, unavailable, unreachable
 from eve_py.sessions._pg_schema import POSTGRES_SCHEMA_VERSION, check_version, migrate, schema_version
 from eve_py.sessions._record import SessionRecord
 
@@ -46,30 +48,34 @@ _MAX_INDEX = 2**62
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 
-# The events and messages of a write go in as arrays: one statement, whatever their number.
+# The events and messages of a write go in as arrays: one statement, whatever their number. The
+# JSON goes in binary (`%b`): psycopg's text format would escape every quote of it, in Python.
 _APPEND = """
     {table}_rows AS (
         INSERT INTO eve_{table} (session, idx, {column})
         SELECT w.key, %({table}_first)s + t.n - 1, t.v
-        FROM written w, unnest(%({table})s::text[]) WITH ORDINALITY AS t (v, n)
+        FROM written w, unnest(%({table})b::text[]) WITH ORDINALITY AS t (v, n)
     )"""
 _NOTIFY = f"CASE WHEN %(notify)s <> '' THEN pg_notify('{EVENTS_CHANNEL}', %(notify)s) END"
+# A write that need not wait for its WAL flush says so for its own transaction (the statement's):
+# PostgreSQL reads the setting at commit, so no BEGIN, SET LOCAL and COMMIT of their own.
+_LAZY = "CASE WHEN %(lazy)s THEN set_config('synchronous_commit', 'off', true) END"
 _CREATE = f"""
 WITH written AS (
     INSERT INTO eve_sessions (id, version, status, updated_at, record, input_deadline)
-    VALUES (%(id)s, %(version)s, %(status)s, %(updated_at)s, %(record)s, %(input_deadline)s)
+    VALUES (%(id)s, %(version)s, %(status)s, %(updated_at)s, %(record)b, %(input_deadline)s)
     ON CONFLICT (id) DO NOTHING RETURNING key
 ), {_APPEND.format(table="events", column="event").strip()}
-SELECT key, {_NOTIFY} FROM written
+SELECT key, {_NOTIFY}, {_LAZY} FROM written
 """
 _COMMIT = f"""
 WITH written AS (
     UPDATE eve_sessions SET version = %(version)s, status = %(status)s, updated_at = %(updated_at)s,
-        record = %(record)s, input_deadline = %(input_deadline)s
+        record = %(record)b, input_deadline = %(input_deadline)s
     WHERE id = %(id)s AND version = %(base)s RETURNING key
 ), {_APPEND.format(table="events", column="event").strip()},
 {_APPEND.format(table="messages", column="message").strip()}
-SELECT key, {_NOTIFY} FROM written
+SELECT key, {_NOTIFY}, {_LAZY} FROM written
 """
 _READ = """
 SELECT l.{column} FROM eve_sessions s
@@ -145,16 +151,12 @@ class PostgresSessionStore:
         async with self._pool.connection() as conn:
             yield conn
 
-    async def _one(
-        self, query: str, params: Mapping[str, Any], *, durable: bool = True, stores: str | None = None
-    ) -> tuple[Any, ...] | None:
+    async def _one(self, query: str, params: Mapping[str, Any], *, stores: str | None = None) -> tuple[Any, ...] | None:
         """The statement's first row, or None (see `_rows`)."""
-        rows = await self._rows(query, params, durable=durable, stores=stores)
+        rows = await self._rows(query, params, stores=stores)
         return rows[0] if rows else None
 
-    async def _rows(
-        self, query: str, params: Mapping[str, Any], *, durable: bool = True, stores: str | None = None
-    ) -> list[tuple[Any, ...]]:
+    async def _rows(self, query: str, params: Mapping[str, Any], *, stores: str | None = None) -> list[tuple[Any, ...]]:
         """The statement's rows, on a pooled connection; run once more if the connection died under it.
 
         `stores`: for a write, the record it stores; a write returns a row when it applied.
@@ -175,45 +177,49 @@ class PostgresSessionStore:
         # cancelled caller (a closed stream, a cancelled turn) waits the few ms instead.
         with anyio.CancelScope(shield=True):
             try:
-                rows = await self._twice(query, params, durable, stores)
+                rows = await self._twice(query, params, stores)
             except psycopg.OperationalError as exc:
                 if not unreachable(exc):
                     raise
                 raise unavailable(self.url, exc) from None
         return rows
 
-    async def _twice(
-        self, query: str, params: Mapping[str, Any], durable: bool, stores: str | None
-    ) -> list[tuple[Any, ...]]:
+    async def _twice(self, query: str, params: Mapping[str, Any], stores: str | None) -> list[tuple[Any, ...]]:
+        retried = RETRIED.set(True)  # the first try's connection goes unchecked: a dead one fails it
         try:
-            return await self._run(query, params, durable)
+            return await self._run(query, params)
         except psycopg.OperationalError as exc:
             if not connection_lost(exc):
                 raise
-        rows = await self._run(query, params, durable)
+            # The server went away, so every idle connection from before is dead too: replace them.
+            await self._pool.drain()
+        finally:
+            RETRIED.reset(retried)
+        rows = await self._run(query, params)
         if not rows and stores is not None:  # not applied now: had the first try committed it?
-            held = await self._run(_RECORD, {"id": params["id"]}, True)
+            held = await self._run(_RECORD, {"id": params["id"]})
             return held if held and held[0][0] == stores else []
         return rows
 
-    async def _run(self, query: str, params: Mapping[str, Any], durable: bool) -> list[tuple[Any, ...]]:
+    async def _run(self, query: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         async with self._checked_out() as conn:
-            return await self._execute(conn, query, params, durable)
+            return await self._execute(conn, query, params)
 
     async def _execute(
-        self, conn: psycopg.AsyncConnection[Any], query: str, params: Mapping[str, Any], durable: bool
+        self, conn: psycopg.AsyncConnection[Any], query: str, params: Mapping[str, Any]
     ) -> list[tuple[Any, ...]]:
-        """Every row of one statement on `conn` (a write that is not `durable` skips the WAL flush wait)."""
-        if durable:
-            return await (await conn.execute(query.encode(), params)).fetchall()
-        async with conn.transaction():
-            await conn.execute(b"SET LOCAL synchronous_commit = off")
-            return await (await conn.execute(query.encode(), params)).fetchall()
+        """Every row of one statement on `conn`."""
+        return await (await conn.execute(query.encode(), params)).fetchall()
 
     async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
-        """See `SessionStore.create`."""
+        """See `SessionStore.create` (`durable=False`: committed without waiting for its WAL flush, as `commit`)."""
         stored = record.created(len(events))
-        params = _row(stored) | _logs("events", 0, [dump_event(e) for e in events]) | _notice(stored.id, 0, events)
+        params = (
+            _row(stored)
+            | _logs("events", 0, [dump_event(e) for e in events])
+            | _notice(stored.id, 0, events)
+            | _lazy(durable)
+        )
         if await self._one(_CREATE, params, stores=params["record"]) is None:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")
         return stored
@@ -248,7 +254,7 @@ class PostgresSessionStore:
             | _logs("messages", record.message_count, message_rows)
             | _notice(record.id, record.event_count, events)
         )
-        if await self._one(_COMMIT, params, durable=durable, stores=params["record"]) is None:
+        if await self._one(_COMMIT, params | _lazy(durable), stores=params["record"]) is None:
             found = await self._one("SELECT version FROM eve_sessions WHERE id = %(id)s", {"id": record.id})
             if found is None:
                 raise SessionNotFoundError(record.id)
@@ -347,6 +353,10 @@ def _row(record: SessionRecord) -> dict[str, Any]:
 
 def _logs(table: str, first: int, rows: list[str]) -> dict[str, Any]:
     return {table: rows, f"{table}_first": first}
+
+
+def _lazy(durable: bool) -> dict[str, Any]:
+    return {"lazy": not durable}
 
 
 def _notice(session_id: str, first: int, events: Sequence[Event]) -> dict[str, Any]:
