@@ -32,6 +32,7 @@ import jsonschema.protocols
 
 from eve_py._json import JsonSchema, JsonValue, strict_loads
 from eve_py.errors import EditNotAllowedError, InvalidAnswerError
+from eve_py.parking._compiled import compiled_check
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.protocol.requests import InputRequest, InputResponse
 
@@ -76,14 +77,42 @@ def schema_validator(schema: JsonSchema) -> jsonschema.protocols.Validator:
     Built once per distinct schema and cached: a parked request is read back from the store on
     every answer, so the cache is keyed by the schema's canonical JSON, not by the dict.
     """
-    return _validator(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    return _validator(_canonical(schema))
+
+
+_CANONICAL: dict[int, tuple[JsonSchema, str]] = {}
+"""Recent schemas' canonical JSON by the dict's id (the dict kept alive, so the id stays its own)."""
+
+
+def _canonical(schema: JsonSchema) -> str:
+    """`schema` as canonical JSON; a schema seen lately (a tool's, a kept record's) is not encoded again.
+
+    Schemas are never changed in place once eve-py holds them (tools are compiled, records are
+    read, both then only read), so the dict's identity names its content.
+    """
+    kept = _CANONICAL.get(id(schema))
+    if kept is not None and kept[0] is schema:
+        return kept[1]
+    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    if len(_CANONICAL) >= 256:
+        _CANONICAL.clear()
+    _CANONICAL[id(schema)] = (schema, canonical)
+    return canonical
 
 
 def first_schema_error(
     schema: JsonSchema, value: JsonValue
 ) -> tuple[str, jsonschema.exceptions.ValidationError] | None:
-    """The first of `value`'s errors against `schema` (in a stable order), and where it is: `a/0/b`, or `(root)`."""
-    errors = sorted(schema_validator(schema).iter_errors(value), key=str)
+    """The first of `value`'s errors against `schema` (in a stable order), and where it is: `a/0/b`, or `(root)`.
+
+    A valid value of a schema `compiled_check` may judge is passed by it, in about a microsecond;
+    anything else is found by `jsonschema` (the errors, the formats).
+    """
+    canonical = _canonical(schema)
+    check = compiled_check(canonical)
+    if check is not None and check(value):
+        return None
+    errors = sorted(_validator(canonical).iter_errors(value), key=str)
     if not errors:
         return None
     return "/".join(str(p) for p in errors[0].absolute_path) or "(root)", errors[0]
