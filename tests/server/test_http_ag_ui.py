@@ -7,17 +7,20 @@ the wire carries, and what is (and is not) stored for answers eve-py refuses.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import httpx
 import pytest
+from pydantic import BaseModel
 
 import eve_py
+from eve_py import AcceptedElicitation, Elicit, ElicitationResult, Resolve, Runtime, define_tool
 from eve_py.agent import Agent
 from eve_py.protocol.requests import InputRequest, ToolCallAction
 from eve_py.server._ag_ui_events import interrupt_of
-from eve_py.sessions import SQLiteSessionStore
+from eve_py.sessions import MemorySessionStore, SQLiteSessionStore
+from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.server.helpers import ALICE, BOB, GatedModel, Served, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio
@@ -268,3 +271,38 @@ async def test_a_message_while_the_thread_s_turn_runs_follows_that_turn_then_sta
     assert text(second).startswith("Finally done.") and text(second).endswith("every call got one result.")
     events = [e.type for e in await served.runtime.store.read_events("t-busy")]
     assert events.count("turn.started") == events.count("turn.completed") == 2
+
+
+class Confirm(BaseModel):
+    go: bool
+
+
+def confirm(service: str) -> Elicit[Confirm]:
+    return Elicit(f"Deploy {service}?", Confirm)
+
+
+def deploy(service: str, answer: Annotated[ElicitationResult[Confirm], Resolve(confirm)]) -> str:
+    return f"deployed {service}" if isinstance(answer, AcceptedElicitation) and answer.data.go else "not deployed"
+
+
+def deploy_then_report(request: MockModelRequest) -> str | MockResponse:
+    results = request.tool_results_since_last_user_message
+    if not results:
+        return MockResponse(tool_calls=[MockToolCall("deploy", {"service": "api"})])
+    return str(results[-1].output)
+
+
+async def test_a_resolvers_question_inside_a_server_tool_is_an_interrupt_with_its_schema() -> None:
+    agent = Agent.from_definitions({"deploy": define_tool(description="Deploy.", execute=deploy)}, name="ops")
+    runtime = Runtime(agent, model=MockModel(deploy_then_report, name="mock"), store=MemorySessionStore())
+    async with serve(runtime) as served, client(served) as http:
+        [question] = interrupts(await run(http, "t-elicit", message="deploy the api"))
+        answer = {"interruptId": question["id"], "status": "resolved", "payload": {"go": True}}
+        done = await run(http, "t-elicit", resume=[answer])
+    assert (question["reason"], question["message"], question["metadata"]["kind"]) == (
+        "input_required",
+        "Deploy api?",
+        "elicitation",
+    )
+    assert question["responseSchema"]["properties"]["go"]["type"] == "boolean"
+    assert text(done) == "deployed api" and "outcome" not in done[-1]
