@@ -30,6 +30,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from eve_py.errors import ApiError, EveError
+from eve_py.harness import Session
 from eve_py.protocol import new_id
 from eve_py.server._ai_sdk_chunks import Chunk, ChunkProjection
 from eve_py.server._ai_sdk_history import ChatPlan, StoredChat, parse_chat, plan_chat
@@ -37,7 +38,7 @@ from eve_py.server._bodies import error_response
 from eve_py.server._hub import Subscriber
 from eve_py.server._operations import Answer, Send
 from eve_py.server._routes import Api
-from eve_py.server._runs import KEEPALIVE, SSE_HEADERS, check_thread_id, follow_run, open_thread, thread_owner
+from eve_py.server._runs import KEEPALIVE, SSE_HEADERS, check_thread_id, create_thread, follow_run, thread_owner
 
 __all__ = ("AiSdkChat",)
 
@@ -73,12 +74,14 @@ class AiSdkChat:
             body = parse_chat(await self.api._body(request))
             check_thread_id(body.id, "The chat id")
             exists = await thread_owner(self.api, body.id, principal)
-            stored = await self._stored(body.id) if exists else StoredChat.of([], None, [], self._client_tools())
+            session = await self.api.runtime.get_session(body.id) if exists else None
+            stored = await self._stored(session) if session else StoredChat.of([], None, [], self._client_tools())
             plan = plan_chat(body, stored)
-            session_id = await open_thread(self.api, body.id, principal)
+            session = session or await create_thread(self.api, body.id, principal)
+            session_id = session.id
             subscriber = self.api.hub.subscribe(session_id)  # before the work starts: no commit is missed
             try:
-                start = await self._begin(session_id, plan, by)
+                start = await self._begin(session, plan, by)
             except BaseException:
                 self.api.hub.unsubscribe(subscriber)
                 raise
@@ -93,13 +96,12 @@ class AiSdkChat:
     def _client_tools(self) -> frozenset[str]:
         return frozenset(name for name, tool in self.api.runtime.agent.tools.items() if tool.client_resolved)
 
-    async def _stored(self, session_id: str) -> StoredChat:
+    async def _stored(self, session: Session) -> StoredChat:
         """The session as stored, for checking the request against it (a turn whose worker died is finished first).
 
         Raises:
             ApiError: 409 `session_not_ready` while such a turn is being finished.
         """
-        session = await self.api.runtime.get_session(session_id)
         conversation = await session.messages()
         record = session.record
         if record.status == "running" and self.api._settled(record):
@@ -115,9 +117,8 @@ class AiSdkChat:
         offered = {tool.name for tool in (record.turn.client_tools or [])} if record.turn is not None else set()
         return StoredChat.of(conversation, pending, delivery_ids, self._client_tools() | offered)
 
-    async def _begin(self, session_id: str, plan: ChatPlan, by: str) -> int | None:
+    async def _begin(self, session: Session, plan: ChatPlan, by: str) -> int | None:
         """Start the request's work; the log index its response streams from (None: nothing to follow)."""
-        session = await self.api.runtime.get_session(session_id)
         if plan.message is not None:
             message_id, text = plan.message
             work = Send([text], None, None, message_id)

@@ -236,7 +236,7 @@ def _is_tool(part: UiPart) -> bool:
 
 def _tool_part(part: UiPart) -> _ToolPart:
     try:
-        return _ToolPart.model_validate(part.model_dump(by_alias=True))
+        return _ToolPart.model_validate({**(part.model_extra or {}), "type": part.type})
     except ValidationError as exc:
         detail = describe_validation_error(exc, root=part.type)
         raise ApiError(f"Invalid tool part {part.type!r}: {detail}", status=400, code="bad_request") from exc

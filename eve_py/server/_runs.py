@@ -11,11 +11,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 
 from eve_py.errors import ApiError, SessionNotFoundError
+from eve_py.harness import Session
 from eve_py.protocol import Event
 from eve_py.server._hub import Subscriber
 from eve_py.server._routes import Api, UnownedSessionError
 
-__all__ = ("KEEPALIVE", "SSE_HEADERS", "check_thread_id", "follow_run", "open_thread", "thread_owner")
+__all__ = (
+    "KEEPALIVE",
+    "SSE_HEADERS",
+    "check_thread_id",
+    "create_thread",
+    "follow_run",
+    "open_thread",
+    "thread_owner",
+)
 
 SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 KEEPALIVE = b": keepalive\n\n"
@@ -59,10 +68,19 @@ async def open_thread(api: Api, thread_id: str, principal: str) -> str:
         UnownedSessionError: It exists but was made outside the server.
     """
     if not await thread_owner(api, thread_id, principal):
-        await api.owners.claim(thread_id, principal)
-        with api.runner.attribute(thread_id):
-            await api.runtime.create_session(thread_id)
+        await create_thread(api, thread_id, principal)
     return thread_id
+
+
+async def create_thread(api: Api, thread_id: str, principal: str) -> Session:
+    """The thread's new session, claimed by the caller (`thread_owner` said it does not exist yet).
+
+    Raises:
+        SessionConflictError: Another request created it meanwhile.
+    """
+    await api.owners.claim(thread_id, principal)
+    with api.runner.attribute(thread_id):
+        return await api.runtime.create_session(thread_id)
 
 
 async def follow_run(
