@@ -30,6 +30,8 @@ With `--trace`, every turn's spans are recorded by the OpenTelemetry SDK (`eve-p
 `opentelemetry-sdk`): a `TracerProvider` with a batch processor whose exporter drops them, so the
 figure is eve-py's tracing and the SDK's, not a collector's. With `--baseline`, only the current
 tree's runs trace (a run without `--trace` on a tree with tracing is the no-provider cost).
+With `--without-otel`, the OpenTelemetry API cannot be imported in the current tree's runs (as
+if `opentelemetry-api` were not installed): the cost of tracing's hooks when the API is absent.
 
 Without `--store`, the SQLite run and the baseline run (the same flow on `MemorySessionStore`)
 each run in a fresh child process, so neither sees the other's heap, and the ratio
@@ -322,6 +324,7 @@ def run_child(
     root: Path = REPO,
     expires_after: float | None = None,
     trace: bool = False,
+    without_otel: bool = False,
 ) -> Result:
     """Run one store kind in a fresh interpreter and read its JSON result.
 
@@ -348,6 +351,8 @@ def run_child(
         command += ["--expires-after", str(expires_after)]
     if trace:
         command.append("--trace")
+    if without_otel:
+        command.append("--without-otel")
     completed = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
     data = json.loads(completed.stdout)
     return Result(**data)
@@ -384,6 +389,7 @@ def compare(
     app: Path,
     expires_after: float | None = None,
     trace: bool = False,
+    without_otel: bool = False,
 ) -> int:
     """SQLite park/resume of the working tree against commit `ref`, in alternating rounds; prints the ratios.
 
@@ -395,13 +401,16 @@ def compare(
     with worktree("baseline", ref) as side:
         for _ in range(rounds):
             theirs = run_child("sqlite", n, concurrency, app, side.root)
-            ours = run_child("sqlite", n, concurrency, app, expires_after=expires_after, trace=trace)
+            ours = run_child(
+                "sqlite", n, concurrency, app, expires_after=expires_after, trace=trace, without_otel=without_otel
+            )
             ratios["cycles/s"].append(ours.cycles_per_s / theirs.cycles_per_s)
             ratios["park p50"].append(ours.park_p50_ms / theirs.park_p50_ms)
             ratios["resume p50"].append(ours.resume_p50_ms / theirs.resume_p50_ms)
             print("\n".join(["baseline " + ref, *report(theirs), "current", *report(ours)]))
     deadline = "" if expires_after is None else f"; current with expires_after={expires_after:g} s"
     deadline += "; current traced (OpenTelemetry SDK)" if trace else ""
+    deadline += "; current without the OpenTelemetry API" if without_otel else ""
     print(f"current / baseline {ref} (SQLite, {n} sessions, median of {rounds} alternating rounds{deadline}):")
     for name, values in ratios.items():
         print(f"  {name:<12} {statistics.median(values):6.2f}x   (rounds: {', '.join(f'{v:.2f}' for v in values)})")
@@ -443,6 +452,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="record every turn's spans with the OpenTelemetry SDK (with --baseline: the current tree only)",
     )
+    parser.add_argument(
+        "--without-otel",
+        action="store_true",
+        help="run as if opentelemetry-api were not installed (with --baseline: the current tree only)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds with --baseline (default 3)")
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.concurrency < 1:
@@ -451,11 +465,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--expires-after must be a positive number of seconds")
     if args.baseline is not None:
         return compare(
-            args.baseline, args.rounds, args.sessions, args.concurrency, args.app, args.expires_after, args.trace
+            args.baseline,
+            args.rounds,
+            args.sessions,
+            args.concurrency,
+            args.app,
+            args.expires_after,
+            args.trace,
+            args.without_otel,
         )
 
+    if args.trace and args.without_otel:
+        parser.error("--trace needs the OpenTelemetry API: leave out --without-otel")
     if args.trace:
         record_spans()
+    if args.without_otel:
+        # A None entry makes `import opentelemetry` raise ImportError, as when the package is absent.
+        assert "opentelemetry" not in sys.modules, "imported before the flow: it would be used"
+        sys.modules["opentelemetry"] = None  # type: ignore[assignment]
     if args.store is not None:
         result = anyio.run(measure, args.store, args.sessions, args.concurrency, args.app, args.expires_after)
         print(json.dumps(asdict(result)) if args.json else "\n".join(report(result)))
