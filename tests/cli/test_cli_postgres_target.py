@@ -7,6 +7,8 @@ the connection pool's retries for half a minute, printing each of them.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +44,16 @@ def target(server: PostgresServer, kind: str) -> tuple[str, str]:
     return f"postgresql://postgres:{WRONG}@127.0.0.1:{free_port()}/eve", "Connection refused"
 
 
+def _starting_up(app: Path) -> float:
+    """Seconds a process takes to start, import the CLI, the server and the PostgreSQL store, and load `app`."""
+    script = (
+        "import eve_py.cli, eve_py.server, eve_py.sessions.postgres, eve_py.agent as a, sys; a.load_agent(sys.argv[1])"
+    )
+    began = time.monotonic()
+    subprocess.run([sys.executable, "-c", script, str(app)], check=True, capture_output=True, timeout=30)
+    return time.monotonic() - began
+
+
 @pytest.mark.parametrize("kind", ["missing database", "wrong password", "nothing listening"])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_an_unusable_postgresql_store_is_one_error_line_within_seconds(
@@ -54,7 +66,11 @@ def test_an_unusable_postgresql_store_is_one_error_line_within_seconds(
     done = eve(*args, input="")
     elapsed = time.monotonic() - began
 
-    assert elapsed < 5, f"{command} took {elapsed:.1f} s to give up"
+    # What the command spends before it touches the store (the interpreter, the imports, loading the
+    # app) is measured on its own: a loaded machine can take seconds over that alone. What is left
+    # must stay under the store's 5 s wait for a connection, so waiting it out fails the test.
+    giving_up = elapsed - _starting_up(hitl_app)
+    assert giving_up < 4, f"{command} took {giving_up:.1f} s (of {elapsed:.1f} s) to give up"
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

@@ -23,7 +23,9 @@ from mcp.types.version import LATEST_MODERN_VERSION
 from eve_py.agent import load_agent
 from eve_py.mcp import mcp_server
 
-pytestmark = pytest.mark.anyio
+# The first test also downloads the SDK's sdist (conftest.sdk_examples), which a loaded machine
+# or a slow index can take well over the suite's 60 s for.
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
 StoryMain = Callable[..., Awaitable[None]]
 
