@@ -125,10 +125,15 @@ class Result:
     server_cpu_park_s: float
     server_cpu_answer_s: float
     driver_cpu_s: float
+    rounds_per_s: float = float("nan")
+    """Whole rounds (create, park, answer, complete) per second: sessions / total time."""
+    resets: int = 0
+    """Requests that failed on the connection itself (`httpx.TransportError`: a reset, a close mid-request)."""
 
 
 # (label, Result field, higher is better)
 RATIOS: tuple[tuple[str, str, bool], ...] = (
+    ("rounds/s (park, answer, complete)", "rounds_per_s", True),
     ("requests/s", "requests_per_s", True),
     ("POST inputResponses p50", "answer_post_p50_ms", False),
     ("POST inputResponses p99", "answer_post_p99_ms", False),
@@ -352,9 +357,28 @@ async def _warm_up(url: str, wire: Wire) -> None:
                 await _answer(client, session_id, request_id, wire)
 
 
+async def _idle(url: str, wire: Wire, answers: int) -> list[float]:
+    """One client answering one session at a time on an idle server; each answer `POST`'s time until its `202`, in ms.
+
+    Each session parks first; then `GET /health` leaves a kept-alive connection in the client's pool
+    (the stream's, closed at the turn boundary, is gone), the server settles for a moment, and the
+    answer `POST` goes out on that connection.
+    """
+    post_ms: list[float] = []
+    async with _client(url) as client:
+        for _ in range(answers):
+            with anyio.fail_after(TIMEOUT_S):
+                session_id, request_id = await _park(client)
+                (await client.get(f"{API}/health")).raise_for_status()
+                await anyio.sleep(0.02)
+                post_ms.append(await _answer(client, session_id, request_id, wire))
+    return post_ms
+
+
 async def _round(side: Side, process: Process, url: str, sessions: int, number: int) -> Result:
     """N sessions park at once, then all N are answered at once."""
     errors: list[str] = []
+    resets: list[bool] = []
     requests = 0
     parked: dict[int, tuple[str, str]] = {}
     park_ms: list[float] = []
@@ -377,6 +401,7 @@ async def _round(side: Side, process: Process, url: str, sessions: int, number: 
                 park_ms.append((time.perf_counter() - started) * 1000)
             except Exception as exc:
                 errors.append(f"{side.name} session {index} (park): {type(exc).__name__}: {exc}")
+                resets.append(isinstance(exc, httpx.TransportError))
 
         async def answer(index: int) -> None:
             nonlocal requests
@@ -389,6 +414,7 @@ async def _round(side: Side, process: Process, url: str, sessions: int, number: 
                 complete_ms.append((time.perf_counter() - started) * 1000)
             except Exception as exc:
                 errors.append(f"{side.name} session {index} (answer): {type(exc).__name__}: {exc}")
+                resets.append(isinstance(exc, httpx.TransportError))
 
         cpu_before = _cpu_s(process.pid)
         driver_before = time.process_time()
@@ -423,6 +449,8 @@ async def _round(side: Side, process: Process, url: str, sessions: int, number: 
         errors=len(errors),
         total_s=round(total_s, 3),
         requests_per_s=round(requests / total_s, 1),
+        rounds_per_s=round(sessions / total_s, 2),
+        resets=sum(resets),
         park_s=round(park_s, 3),
         answer_s=round(answer_s, 3),
         answer_post_p50_ms=round(_median(post_ms), 2),
@@ -442,8 +470,14 @@ async def _round(side: Side, process: Process, url: str, sessions: int, number: 
     )
 
 
-async def run(sides: list[Side], sessions: int, rounds: int) -> tuple[list[Side], list[Result]]:
-    """Start one server per side, warm them up, run the rounds alternating sides, stop the servers."""
+async def run(
+    sides: list[Side], sessions: int, rounds: int, idle_answers: int = 0
+) -> tuple[list[Side], list[Result], dict[str, list[float]]]:
+    """Start one server per side, warm them up, run the rounds alternating sides, stop the servers.
+
+    Then, with `idle_answers`, one client answers that many sessions one at a time on each side's
+    idle server (see `_idle`); the third value is those answer `POST` times per side, in ms.
+    """
     started: list[tuple[Side, Process, str]] = []
     with tempfile.TemporaryDirectory(prefix="eve-server-load-") as folder:
         try:
@@ -461,7 +495,8 @@ async def run(sides: list[Side], sessions: int, rounds: int) -> tuple[list[Side]
                 for number in range(1, rounds + 1)
                 for side, process, url in started
             ]
-            return [side for side, _, _ in started], results
+            idle = {side.name: await _idle(url, side.wire, idle_answers) for side, _, url in started if idle_answers}
+            return [side for side, _, _ in started], results, idle
         finally:
             for _, process, _ in started:
                 await _stop_server(process)
@@ -493,9 +528,10 @@ def ratios(results: list[Result]) -> dict[str, dict[str, float]]:
     for _, field, _ in RATIOS:
         pairs = zip(current, baseline, strict=True)
         row = {str(c.round): _ratio(getattr(c, field), getattr(b, field)) for c, b in pairs}
-        if field == "requests_per_s":  # over all rounds: all requests / all time
-            mine = sum(r.requests for r in current) / sum(r.total_s for r in current)
-            theirs = sum(r.requests for r in baseline) / sum(r.total_s for r in baseline)
+        if field in ("requests_per_s", "rounds_per_s"):  # over all rounds: all requests (rounds) / all time
+            count = "requests" if field == "requests_per_s" else "sessions"
+            mine = sum(getattr(r, count) for r in current) / sum(r.total_s for r in current)
+            theirs = sum(getattr(r, count) for r in baseline) / sum(r.total_s for r in baseline)
         else:  # the mean of the rounds' figures
             mine = statistics.fmean(getattr(r, field) for r in current)
             theirs = statistics.fmean(getattr(r, field) for r in baseline)
@@ -506,6 +542,7 @@ def ratios(results: list[Result]) -> dict[str, dict[str, float]]:
 
 def _print_result(r: Result) -> None:
     print(f"{r.side} round {r.round}: {r.sessions} concurrent sessions, {r.requests} HTTP requests, {r.total_s:.2f} s")
+    print(f"  rounds/s: {r.rounds_per_s:.2f}  (create, park, answer, complete: sessions / total time)")
     print(f"  requests/s: {r.requests_per_s:.1f}  (park phase {r.park_s:.2f} s, answer phase {r.answer_s:.2f} s)")
     print(
         f"  POST inputResponses latency: p50 {r.answer_post_p50_ms:.1f} ms, "
@@ -521,7 +558,7 @@ def _print_result(r: Result) -> None:
         f"  server CPU time: park phase {r.server_cpu_park_s:.2f} s, answer phase {r.server_cpu_answer_s:.2f} s "
         f"(load generator: {r.driver_cpu_s:.2f} s)"
     )
-    print(f"  errors: {r.errors}")
+    print(f"  errors: {r.errors} (connection resets: {r.resets})")
 
 
 def _print_ratios(table: dict[str, dict[str, float]], rounds: int) -> None:
@@ -532,6 +569,28 @@ def _print_ratios(table: dict[str, dict[str, float]], rounds: int) -> None:
         row = table[field]
         cells = "".join(f"{row.get(key, float('nan')):>10.3f}" for key in [*map(str, range(1, rounds + 1)), "all"])
         print(f"{label:<{width}}{cells}   ({'higher' if higher else 'lower'} is better)")
+
+
+def _print_summary(
+    results: list[Result], idle: dict[str, list[float]], table: dict[str, dict[str, float]] | None
+) -> None:
+    """Issue 25's HTTP figures for each side: worst round's answer `POST` p50/p99, rounds/s, resets, idle p50."""
+    for name in dict.fromkeys(r.side for r in results):
+        mine = [r for r in results if r.side == name]
+        rate = sum(r.sessions for r in mine) / sum(r.total_s for r in mine)
+        ratio = f" ({table['rounds_per_s']['all']:.2f}x baseline)" if table is not None and name == "current" else ""
+        print(
+            f"{name}: answer POST p50 {max(r.answer_post_p50_ms for r in mine):.1f} ms, "
+            f"p99 {max(r.answer_post_p99_ms for r in mine):.1f} ms (worst of {len(mine)} rounds of "
+            f"{mine[0].sessions}); rounds/s {rate:.2f}{ratio}; connection resets {sum(r.resets for r in mine)} "
+            f"in {len(mine)} rounds"
+        )
+        if idle.get(name):
+            ms = idle[name]
+            print(
+                f"{name}: one idle kept-alive client: answer POST p50 {_median(ms):.2f} ms, "
+                f"p99 {_percentile(ms, 0.99):.2f} ms ({len(ms)} answers)"
+            )
 
 
 def main() -> int:
@@ -545,6 +604,9 @@ def main() -> int:
     parser.add_argument("--no-baseline", action="store_true", help="measure the current code only")
     parser.add_argument(
         "--current", metavar="REF", help="measure this commit (in a temporary worktree) instead of the working tree"
+    )
+    parser.add_argument(
+        "--idle", type=int, default=50, metavar="N", help="answers of one idle kept-alive client per side (default 50)"
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--ai-sdk", action="store_true", help="POST /ai-sdk/chat against eve's wire (no baseline)")
@@ -571,11 +633,16 @@ def main() -> int:
         except subprocess.CalledProcessError as exc:
             print(f"{' '.join(exc.cmd)}: {exc.stderr.strip()}", file=sys.stderr)
             return 2
-        sides, results = anyio.run(run, sides, args.sessions, args.rounds)
+        sides, results, idle = anyio.run(run, sides, args.sessions, args.rounds, args.idle)
     table = None if args.no_baseline else ratios(results)
     failed = 1 if any(result.errors for result in results) else 0
     if args.json:
-        document = {"sides": [asdict(side) for side in sides], "results": [asdict(r) for r in results], "ratios": table}
+        document = {
+            "sides": [asdict(side) for side in sides],
+            "results": [asdict(r) for r in results],
+            "ratios": table,
+            "idle_answer_post_ms": idle,
+        }
         print(json.dumps(document, indent=2, default=str))
         return failed
     for side in sides:
@@ -586,6 +653,8 @@ def main() -> int:
     if table is not None:
         print()
         _print_ratios(table, args.rounds)
+    print()
+    _print_summary(results, idle, table)
     return failed
 
 
