@@ -1,8 +1,11 @@
 """The in-process broadcaster that wakes stream readers when their session gets new events.
 
-Stream readers read events from the store, from their cursor; the hub only tells them *when*
-to read again. Every event is stored before anyone streams it (text deltas too), so a wake is
-all a reader needs, and any number of commits before the reader gets to run cost it one read.
+Stream readers read events from the store, from their cursor; the hub tells them *when* to
+read again. Every event is stored before anyone streams it (text deltas too), so a wake is all
+a reader needs, and any number of commits before the reader gets to run cost it one read. A
+commit of this process also hands its events over (`publish`): a reader whose cursor they
+continue takes them as they are (`Subscriber.take`), without reading and decoding them again;
+after a plain `wake`, a gap or too many events, it reads the store.
 
 Nothing here is session state: a process that restarts has no readers to wake.
 """
@@ -19,15 +22,51 @@ from eve_py.protocol import Event
 __all__ = ("Hub", "Subscriber")
 
 
+_KEPT_EVENTS = 1024
+"""Published events a subscriber keeps until its reader takes them; past that it reads the store."""
+
+
 @dataclass(eq=False)
 class Subscriber:
-    """One stream reader's wake-up flag."""
+    """One stream reader's wake-up flag, and the committed events published since its reader last took them."""
 
     session_id: str
     _woken: anyio.Event = field(default_factory=anyio.Event)
+    _batches: list[tuple[int, Sequence[Event]]] = field(default_factory=list)
+    _kept: int = 0
+    _stale: bool = False
+    """Woken without the events (another process's commit, a settled turn, too many kept): read the store."""
 
     def _wake(self) -> None:
+        self._stale = True
         self._woken.set()
+
+    def _publish(self, first_index: int, events: Sequence[Event]) -> None:
+        self._kept += len(events)
+        if self._kept > _KEPT_EVENTS:
+            self._stale = True
+            self._batches.clear()
+        elif not self._stale:
+            self._batches.append((first_index, events))
+        self._woken.set()
+
+    def take(self, cursor: int) -> list[Event] | None:
+        """The published events from log index `cursor` on, in order; None when the store must be read instead.
+
+        Clears what was kept. None after a plain wake or a commit published out of order past
+        `cursor` (a gap); events before `cursor` (read already) are left out.
+        """
+        batches, stale = self._batches, self._stale
+        self._batches, self._kept, self._stale = [], 0, False
+        if stale:
+            return None
+        events: list[Event] = []
+        for first, published in batches:
+            end = cursor + len(events)
+            if first > end:
+                return None
+            events += published[end - first :]
+        return events
 
     async def wait(self, timeout_s: float | None = None) -> bool:
         """Wait until the session has news (True) or `timeout_s` seconds passed (False)."""
@@ -66,10 +105,15 @@ class Hub:
             return len(self._subscribers.get(session_id, ()))
         return sum(len(subscribers) for subscribers in self._subscribers.values())
 
-    def publish(self, session_id: str, events: Sequence[Event]) -> None:
-        """The session committed `events`: wake its readers."""
-        if events:
+    def publish(self, session_id: str, events: Sequence[Event], first_index: int | None = None) -> None:
+        """The session committed `events` (the first at log index `first_index`, when known): wake its readers."""
+        if not events:
+            return
+        if first_index is None:
             self.wake(session_id)
+            return
+        for subscriber in self._subscribers.get(session_id, ()):
+            subscriber._publish(first_index, events)
 
     def wake(self, session_id: str) -> None:
         """Make the session's readers re-read the store and re-check whether the turn settled."""

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
 
-from eve_py.protocol import encode_event
+from eve_py.protocol import Event, encode_event
 from eve_py.server._bodies import bad_request
 from eve_py.server._hub import Subscriber
 from eve_py.sessions._store import SessionStore
@@ -98,8 +98,12 @@ class StreamReader:
         try:
             cursor = start
             quiet_until = anyio.current_time() + self._lease_s
+            taken: list[Event] | None = None
             while True:
-                events = await self._store.read_events(session_id, cursor, stop)
+                if taken is None:
+                    events = await self._store.read_events(session_id, cursor, stop)
+                else:  # this process's commits, handed over by the hub
+                    events = taken if stop is None else taken[: max(0, stop - cursor)]
                 if events:
                     cursor += len(events)
                     quiet_until = anyio.current_time() + self._lease_s
@@ -114,6 +118,7 @@ class StreamReader:
                         yield _LEASE_ENDED
                     return
                 woken = await self._subscriber.wait(min(self._recheck_s, left))
+                taken = self._subscriber.take(cursor) if woken else None
                 if not woken and self._on_quiet is not None:
                     await self._on_quiet()
         finally:

@@ -237,7 +237,7 @@ class TurnRunner:
             self.hub.wake(session_id)
 
     async def _listen(self, committed: Committed) -> None:
-        self.hub.publish(committed.session_id, committed.events)
+        self.hub.publish(committed.session_id, committed.events, committed.first_index)
         current = _current.get()
         if current is not None and current.session_id == committed.session_id:
             current.report(committed)
