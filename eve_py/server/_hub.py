@@ -120,6 +120,11 @@ class Hub:
         for subscriber in self._subscribers.get(session_id, ()):
             subscriber._wake()
 
+    def settled(self, session_id: str) -> None:
+        """The session's work in this process ended: wake its readers to re-check it (its commits were published)."""
+        for subscriber in self._subscribers.get(session_id, ()):
+            subscriber._woken.set()
+
     def wake_all(self) -> None:
         """Wake every reader (shutdown)."""
         for subscribers in self._subscribers.values():

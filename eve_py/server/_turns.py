@@ -234,7 +234,7 @@ class TurnRunner:
             if not self._running:
                 self._drained.set()
                 self._drained = anyio.Event()
-            self.hub.wake(session_id)
+            self.hub.settled(session_id)
 
     async def _listen(self, committed: Committed) -> None:
         self.hub.publish(committed.session_id, committed.events, committed.first_index)

@@ -51,3 +51,12 @@ def test_other_sessions_readers_are_not_handed_anything() -> None:
     hub.publish("ses_1", batch, 0)
     assert other.take(0) == []
     assert mine.take(0) == batch
+
+
+def test_a_settled_turn_wakes_its_readers_without_sending_them_to_the_store() -> None:
+    hub = Hub()
+    reader = hub.subscribe("ses_1")
+    batch = _events(2)
+    hub.publish("ses_1", batch, 0)
+    hub.settled("ses_1")
+    assert reader.take(0) == batch
