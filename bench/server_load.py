@@ -42,7 +42,15 @@ connection pool) per session, like N independent frontends, speaking either wire
    (new wire) or the end of the response (old wire). The turn must have completed and its last
    `message.completed` (`data.message`, or `data.text` on the old wire) must be the expected text.
 
-Four HTTP requests per session. Besides rates and latencies, each round reports the server's
+Four HTTP requests per session; a session's four make one **round** (rounds/s: sessions / the
+round's time). Requests that fail on the connection itself (`httpx.TransportError`: a reset, a
+close mid-request) are counted apart as connection resets. After the rounds, `--idle N` (default
+50) sessions are answered one at a time on each side's otherwise idle server by one client, the
+answer `POST` sent on a connection the client kept alive (see `_idle`). The last lines give, per
+side, issue 25's figures: the worst round's answer `POST` p50/p99, rounds/s over all rounds and its
+ratio to the baseline, the resets over all rounds, and the idle client's answer `POST` p50.
+
+Besides rates and latencies, each round reports the server's
 CPU time per phase and the load generator's own (it shares the machine's cores with the server);
 CPU time is less sensitive than wall time to other work on the machine. Any error (a non-2xx
 answer, a broken stream, a turn that does not end as expected) is counted, and the run exits
