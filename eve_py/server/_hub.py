@@ -35,7 +35,7 @@ class Subscriber:
     _batches: list[tuple[int, Sequence[Event]]] = field(default_factory=list)
     _kept: int = 0
     _stale: bool = False
-    """Woken without the events (another process's commit, a settled turn, too many kept): read the store."""
+    """Woken without the events (a plain wake: another process's commit, shutdown; or too many kept): read the store."""
 
     def _wake(self) -> None:
         self._stale = True
