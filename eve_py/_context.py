@@ -1,10 +1,14 @@
 """Context objects eve-py hands to tool executors, resolvers and approval policies.
 
 A parameter annotated `ToolContext` is filled by the runtime and never appears in the
-model-facing input schema. Through it a running tool reports progress, logs, and asks the MCP
-client's model (sampling); where those go is the context's `channel`, set by whoever runs the
-call (an MCP server, the agent loop). An approval policy (`needs_approval=callable`) receives an
-`ApprovalContext`.
+model-facing input schema. Through it a running tool reports progress, logs, asks the MCP
+client's model (sampling) and lists the client's roots; where those go is the context's
+`channel`, set by whoever runs the call (an MCP server, the agent loop). An approval policy
+(`needs_approval=callable`) receives an `ApprovalContext`.
+
+On the MCP 2026 era a client is asked in rounds (`input_required` results), not mid-call: a
+channel that has no answer yet raises `ClientInputPending`, the call ends its round with the
+question, and the tool runs again from the start with the answer in the next round.
 """
 
 from __future__ import annotations
@@ -15,13 +19,44 @@ from typing import Literal, Protocol, get_args
 from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import ToolError
 
-__all__ = ("LOG_LEVELS", "SILENT", "ApprovalContext", "LogLevel", "ToolChannel", "ToolContext")
+__all__ = (
+    "LOG_LEVELS",
+    "SILENT",
+    "ApprovalContext",
+    "ClientFeature",
+    "ClientInputPending",
+    "LogLevel",
+    "Root",
+    "ToolChannel",
+    "ToolContext",
+)
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 """The syslog severities MCP logging uses (RFC 5424), least severe first."""
 
 LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
 """Every `LogLevel`, least severe first."""
+
+ClientFeature = Literal["elicitation", "sampling", "roots"]
+"""What a tool may ask of whoever runs it: a person's answer (`Elicit`), a model's (`sample`), the roots."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Root:
+    """A directory or file the client lets the server work in (MCP roots)."""
+
+    uri: str
+    """Its URI (`file:///...`)."""
+    name: str | None = None
+    """A name for people, if the client gave one."""
+
+
+class ClientInputPending(BaseException):  # noqa: N818  # a signal, not an error
+    """Raised by a channel that must ask the client in a round of its own (the MCP 2026 era).
+
+    It derives from `BaseException` so that a tool's `except Exception:` does not swallow it: the
+    call that raised it ends its round with the question, and the tool runs again with the answer.
+    """
 
 
 class ToolChannel(Protocol):
@@ -44,7 +79,21 @@ class ToolChannel(Protocol):
 
         Raises:
             ToolError: Nobody here offers sampling (uncaught, the call fails with its message).
+            ClientInputPending: The answer comes in the next round.
         """
+        ...
+
+    async def list_roots(self) -> list[Root]:
+        """The client's roots.
+
+        Raises:
+            ToolError: Nobody here offers roots.
+            ClientInputPending: The answer comes in the next round.
+        """
+        ...
+
+    def offers(self, feature: ClientFeature) -> bool:
+        """Whether `feature` can be asked of whoever runs the call."""
         ...
 
 
@@ -62,6 +111,16 @@ class _Silent:
             "sampling needs an MCP client that offers it: serve the tool with `eve-py mcp` to a client "
             "that declares the sampling capability"
         )
+
+    async def list_roots(self) -> list[Root]:
+        raise ToolError(
+            "roots need an MCP client that offers them: serve the tool with `eve-py mcp` to a client "
+            "that declares the roots capability"
+        )
+
+    def offers(self, feature: ClientFeature) -> bool:
+        # A resolver's question parks for a person wherever no client is connected.
+        return feature == "elicitation"
 
 
 SILENT: ToolChannel = _Silent()
@@ -115,6 +174,10 @@ class ToolContext:
     async def sample(self, prompt: str, *, system_prompt: str | None = None, max_tokens: int = 1000) -> str:
         """Ask the MCP client's model (MCP sampling) and return its text answer.
 
+        On the legacy era the client is asked mid-call. On the 2026 era the question ends this
+        round and the tool runs again from the start with the answer: ask before any side
+        effect, or in a resolver (several resolvers' questions go in one round).
+
         Args:
             prompt: The user message the model answers.
             system_prompt: A system prompt the client may use.
@@ -123,8 +186,29 @@ class ToolContext:
         Raises:
             ToolError: The call does not come from an MCP client that offers sampling
                 (uncaught, the call fails with this message, which says so).
+            MCPError: `-32021`: the 2026-era client did not declare the sampling capability.
         """
         return await self.channel.sample(prompt, system_prompt=system_prompt, max_tokens=max_tokens)
+
+    async def list_roots(self) -> list[Root]:
+        """The roots (directories, files) the MCP client lets this server work in.
+
+        On the 2026 era the question ends this round and the tool runs again with the answer;
+        ask before any side effect, or in a resolver (several resolvers' questions go in one round).
+
+        Raises:
+            ToolError: The call does not come from an MCP client that offers roots (legacy era).
+            MCPError: `-32021`: the 2026-era client did not declare the roots capability.
+        """
+        return await self.channel.list_roots()
+
+    def offers(self, feature: ClientFeature) -> bool:
+        """Whether the caller can be asked for `feature`: `"elicitation"` (a resolver's `Elicit`),
+        `"sampling"` (`sample`) or `"roots"` (`list_roots`), as the MCP client declared it.
+
+        Outside MCP only elicitation is offered (a person answers the parked question).
+        """
+        return self.channel.offers(feature)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

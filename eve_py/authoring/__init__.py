@@ -1,6 +1,6 @@
 """Authoring API: what an app's `agent/` files call."""
 
-from eve_py._context import ApprovalContext, ToolContext
+from eve_py._context import ApprovalContext, Root, ToolContext
 from eve_py.authoring._agent import AgentDefinition, define_agent
 from eve_py.authoring._definition import (
     ApprovalPolicy,
@@ -16,6 +16,7 @@ __all__ = (
     "ApprovalContext",
     "ApprovalPolicy",
     "DisabledTool",
+    "Root",
     "ToolContext",
     "ToolDefinition",
     "define_agent",

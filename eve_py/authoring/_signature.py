@@ -43,7 +43,11 @@ class Completed:
 
 @dataclass(frozen=True, slots=True)
 class NeedsInput:
-    """Resolvers asked questions; the executor did not run. Answer them and run again."""
+    """Resolvers asked questions; the executor did not run. Answer them and run again.
+
+    `questions` are the resolvers' `Elicit`s; a resolver that asked the client through its
+    context (`ClientInputPending`) left its question with the context's channel instead.
+    """
 
     questions: list[Question]
 
@@ -88,7 +92,7 @@ class ExecutorPlan:
             resolution = await resolve_parameters(
                 self.resolved_params, arguments=kwargs, ctx=ctx, recorded=recorded or {}
             )
-            if resolution.questions:
+            if resolution.questions or resolution.waiting:
                 return NeedsInput(resolution.questions)
             kwargs.update(resolution.values)
         for name in self.context_params:

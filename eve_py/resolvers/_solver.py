@@ -7,7 +7,10 @@ together and a question that depends on another's answer is asked in a later pas
 
 When a resolver returns `Elicit(message, Model)`, a recorded answer is used only if it was
 given to the same question: same resolver key and same digest of the rendered message and
-schema. Otherwise the question is returned for the call to park on.
+schema. Otherwise the question is returned for the call to park on. A resolver that asks the
+MCP client through its context (`ctx.sample`, `ctx.list_roots` on the 2026 era) waits the same
+way: its question is with the context's channel, and the other resolvers still run, so every
+question of the pass goes to the client in one round.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import anyio.from_thread
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
-from eve_py._context import ToolContext
+from eve_py._context import ClientInputPending, ToolContext
 from eve_py._json import JsonSchema, canonical_dumps
 from eve_py.errors import ToolError
 from eve_py.protocol.pending import RecordedOutcome
@@ -67,6 +70,8 @@ class Resolution:
 
     values: dict[str, Any]
     questions: list[Question]
+    waiting: bool = False
+    """A resolver asked the client through its context (the question is with the channel)."""
 
 
 def question_digest(message: str, schema: JsonSchema) -> str:
@@ -80,6 +85,13 @@ class _Pending:
 
 
 _PENDING = _Pending()
+
+
+class _AskedClient:
+    """What a resolver returned when it raised `ClientInputPending` (its question is with the channel)."""
+
+
+_ASKED_CLIENT = _AskedClient()
 
 _Call = tuple[ResolverNode, dict[str, Any]]
 """A resolver the walk needs called, with its keyword arguments; the walk is sent its return value."""
@@ -101,6 +113,7 @@ class _Pass:
         self.recorded = recorded
         self.cache: dict[object, _Outcome] = {}
         self.questions: dict[str, Question] = {}
+        self.waiting = False
 
     def outcome(self, node: ResolverNode) -> _Walk[_Outcome | _Pending]:
         if node.identity in self.cache:
@@ -124,6 +137,9 @@ class _Pass:
         if waiting:
             return _PENDING
         result = yield (node, kwargs)
+        if result is _ASKED_CLIENT:
+            self.waiting = True
+            return _PENDING
         if isinstance(result, Elicit):
             restored = self._restore(node, result)
             if restored is None:
@@ -185,7 +201,10 @@ async def _on_loop(walk: _Walk[_T]) -> _T:
             node, kwargs = walk.send(sent)
         except StopIteration as done:
             return typing.cast(_T, done.value)
-        sent = await node.fn(**kwargs)
+        try:
+            sent = await node.fn(**kwargs)
+        except ClientInputPending:
+            sent = _ASKED_CLIENT
 
 
 def _in_thread(walk: _Walk[_T]) -> _T:
@@ -196,7 +215,10 @@ def _in_thread(walk: _Walk[_T]) -> _T:
             node, kwargs = walk.send(sent)
         except StopIteration as done:
             return typing.cast(_T, done.value)
-        sent = anyio.from_thread.run(functools.partial(node.fn, **kwargs)) if node.is_async else node.fn(**kwargs)
+        try:
+            sent = anyio.from_thread.run(functools.partial(node.fn, **kwargs)) if node.is_async else node.fn(**kwargs)
+        except ClientInputPending:
+            sent = _ASKED_CLIENT
 
 
 @functools.lru_cache(maxsize=1024)
@@ -243,4 +265,4 @@ async def resolve_parameters(
         values = await anyio.to_thread.run_sync(_in_thread, state.walk(params))
     else:
         values = await _on_loop(state.walk(params))
-    return Resolution(values=values, questions=list(state.questions.values()))
+    return Resolution(values=values, questions=list(state.questions.values()), waiting=state.waiting)

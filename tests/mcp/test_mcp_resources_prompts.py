@@ -1,4 +1,8 @@
-"""An app's `agent/resources/` and `agent/prompts/` served by `mcp_server`, with completions, on both eras."""
+"""An app's `agent/resources/` and `agent/prompts/` served by `mcp_server`, with completions, on both eras.
+
+A prompt whose resolver asks elicits before it renders: mid-request on the legacy era, in an
+`input_required` round on the 2026 era (whose sealed state answers once, as a tool's does).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from pathlib import Path
 
 import mcp.types as types
 import pytest
-from mcp.client import Client
+from mcp.client import Client, ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import LATEST_MODERN_VERSION
 
@@ -46,6 +50,18 @@ FILES = {
         "    return [asked, PromptMessage(role='assistant', content='Sure.')]\n\n"
         "prompt = define_prompt(render, complete={'tone': lambda typed: ['polite', 'firm']})\n"
     ),
+    "agent/prompts/apology.py": (
+        "from typing import Annotated\n\n"
+        "from pydantic import BaseModel\n\n"
+        "from eve_py import Elicit, Resolve\n"
+        "from eve_py.mcp import define_prompt\n\n"
+        "class Reason(BaseModel):\n    reason: str\n\n"
+        "def ask_reason(order_id: str) -> Elicit[Reason]:\n"
+        "    return Elicit(f'Why is {order_id} late?', Reason)\n\n"
+        "def render(order_id: str, reason: Annotated[Reason, Resolve(ask_reason)]) -> str:\n"
+        "    return f'Apologise for {order_id}: {reason.reason}.'\n\n"
+        "prompt = define_prompt(render)\n"
+    ),
 }
 
 
@@ -83,7 +99,7 @@ async def test_resources_are_listed_and_read(app: Path, mode: str) -> None:
 @pytest.mark.parametrize("mode", ERAS)
 async def test_prompts_render_with_their_arguments(app: Path, mode: str) -> None:
     async with Client(mcp_server(load_agent(app)), mode=mode) as client:
-        (listed,) = (await client.list_prompts()).prompts
+        (_, listed) = (await client.list_prompts()).prompts
         got = await client.get_prompt("refund_request", {"order_id": "ORD-7002"})
         with pytest.raises(MCPError, match="Missing required arguments: order_id") as missing:
             await client.get_prompt("refund_request", {})
@@ -96,6 +112,38 @@ async def test_prompts_render_with_their_arguments(app: Path, mode: str) -> None
         ("assistant", types.TextContent(type="text", text="Sure.")),
     ]
     assert missing.value.error.code == types.INVALID_PARAMS
+
+
+async def answer_reason(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    assert isinstance(params, types.ElicitRequestFormParams) and params.message == "Why is ORD-7 late?"
+    return types.ElicitResult(action="accept", content={"reason": "a storm"})
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_prompt_asks_before_it_renders(app: Path, mode: str) -> None:
+    async with Client(mcp_server(load_agent(app)), mode=mode, elicitation_callback=answer_reason) as client:
+        listed = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
+        got = await client.get_prompt("apology", {"order_id": "ORD-7"})
+    assert [(a.name, a.required) for a in listed["apology"].arguments or []] == [("order_id", True)]
+    assert [m.content for m in got.messages] == [types.TextContent(type="text", text="Apologise for ORD-7: a storm.")]
+
+
+async def test_a_prompts_sealed_state_answers_once(app: Path) -> None:
+    async with Client(
+        mcp_server(load_agent(app)), mode=LATEST_MODERN_VERSION, elicitation_callback=answer_reason
+    ) as client:
+        first = await client.session.get_prompt("apology", {"order_id": "ORD-7"}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult) and first.input_requests
+        ((key, _),) = first.input_requests.items()
+        answer: types.InputResponses = {key: types.ElicitResult(action="accept", content={"reason": "rain"})}
+        done = await client.session.get_prompt(
+            "apology", {"order_id": "ORD-7"}, input_responses=answer, request_state=first.request_state
+        )
+        assert isinstance(done, types.GetPromptResult)
+        with pytest.raises(MCPError, match="Invalid or expired requestState"):
+            await client.session.get_prompt(
+                "apology", {"order_id": "ORD-7"}, input_responses=answer, request_state=first.request_state
+            )
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -3,29 +3,39 @@
 `load_catalog(app_dir)` imports each file once; `serve_catalog(server, catalog)` adds the SDK
 handlers for what the app has, so a server without resources declares no resources capability.
 Lists come in pages (`_pages`); a URI no resource or template matches, an unknown prompt or a
-missing required argument is `-32602` (the URI in the error's `data`, as SEP-2164 asks).
+missing required argument is `-32602` (the URI in the error's `data`, as SEP-2164 asks). A
+prompt whose resolvers ask is driven as a tool call is (`_drive`): `input_required` rounds on
+the 2026 era, `elicitation/create` pushes before it; a resolver that fails the prompt (a declined
+question its consumer needed) is a JSON-RPC error.
 """
 
 from __future__ import annotations
 
 import base64
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pydantic
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from eve_py._context import ClientInputPending, ToolChannel, ToolContext
 from eve_py._loading import ImportTimedOut, LoadFailure, import_timeout, load_module
-from eve_py.errors import ToolResolutionError
+from eve_py.authoring._signature import NeedsInput
+from eve_py.errors import ToolError, ToolResolutionError
+from eve_py.mcp.serve._drive import CallSite, call_site, legacy_call, modern_round, uses_input_required
 from eve_py.mcp.serve._features import Completer, PromptDefinition, PromptMessage, ResourceDefinition
+from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._pages import DEFAULT_PAGE_SIZE, Pages
 from eve_py.mcp.serve._results import mcp_block
 from eve_py.protocol.content import TextContent, content_blocks
+from eve_py.protocol.pending import RecordedOutcome
+from eve_py.resolvers._solver import Question
 
 __all__ = ("Catalog", "load_catalog", "serve_catalog")
 
@@ -158,7 +168,31 @@ def _messages(rendered: Any) -> list[types.PromptMessage]:
     return messages
 
 
-async def _get_prompt(catalog: Catalog, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+async def _render(
+    name: str,
+    prompt: PromptDefinition,
+    arguments: Mapping[str, str],
+    site: CallSite,
+    recorded: Mapping[str, RecordedOutcome],
+    channel: ToolChannel,
+) -> types.GetPromptResult | list[Question]:
+    ctx = ToolContext(
+        session_id=site.session_id, turn_id=site.call_id, call_id=site.call_id, tool_name=name, channel=channel
+    )
+    try:
+        outcome = await prompt.plan.run(arguments, ctx, recorded)
+    except ClientInputPending:
+        return []
+    except pydantic.ValidationError as exc:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid arguments for prompt {name}: {exc}") from None
+    if isinstance(outcome, NeedsInput):
+        return outcome.questions
+    return types.GetPromptResult(description=prompt.description, messages=_messages(outcome.value))
+
+
+async def _get_prompt(
+    catalog: Catalog, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams, nonces: Nonces
+) -> types.GetPromptResult | types.InputRequiredResult:
     prompt = catalog.prompts.get(params.name)
     if prompt is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
@@ -166,9 +200,25 @@ async def _get_prompt(catalog: Catalog, params: types.GetPromptRequestParams) ->
     missing = [a.name for a in prompt.arguments if a.required and a.name not in arguments]
     if missing:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Missing required arguments: {', '.join(missing)}")
-    known = {a.name for a in prompt.arguments}
-    rendered = await _call(prompt.render, **{k: v for k, v in arguments.items() if k in known})
-    return types.GetPromptResult(description=prompt.description, messages=_messages(rendered))
+    site = call_site(ctx)
+
+    async def run(
+        recorded: Mapping[str, RecordedOutcome], channel: ToolChannel
+    ) -> types.GetPromptResult | list[Question]:
+        return await _render(params.name, prompt, arguments, site, recorded, channel)
+
+    try:
+        if uses_input_required(ctx.protocol_version):
+            return await modern_round(
+                run,
+                request_state=params.request_state,
+                input_responses=params.input_responses,
+                site=site,
+                nonces=nonces,
+            )
+        return await legacy_call(run, site=site, session=ctx.session, request_id=ctx.request_id)
+    except ToolError as exc:
+        raise MCPError(code=types.INTERNAL_ERROR, message=f"Prompt {params.name}: {exc}") from None
 
 
 def _completer(catalog: Catalog, params: types.CompleteRequestParams) -> Completer | None:
@@ -225,7 +275,7 @@ def _serve_resources(server: Server[Any], catalog: Catalog, page_size: int) -> N
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, on_unsubscribe)
 
 
-def _serve_prompts(server: Server[Any], catalog: Catalog, page_size: int) -> None:
+def _serve_prompts(server: Server[Any], catalog: Catalog, page_size: int, nonces: Nonces) -> None:
     prompts = Pages("prompts", [_listed_prompt(*p) for p in catalog.prompts.items()], lambda p: p.name, size=page_size)
 
     async def on_list(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> Any:
@@ -233,21 +283,22 @@ def _serve_prompts(server: Server[Any], catalog: Catalog, page_size: int) -> Non
         return types.ListPromptsResult(prompts=page, next_cursor=cursor)
 
     async def on_get(ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
-        return await _get_prompt(catalog, params)
+        return await _get_prompt(catalog, ctx, params, nonces)
 
     server.add_request_handler("prompts/list", types.PaginatedRequestParams, on_list)
     server.add_request_handler("prompts/get", types.GetPromptRequestParams, on_get)
 
 
-def serve_catalog(server: Server[Any], catalog: Catalog, *, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+def serve_catalog(server: Server[Any], catalog: Catalog, *, nonces: Nonces, page_size: int = DEFAULT_PAGE_SIZE) -> None:
     """Add the handlers for `catalog` to `server`: resources, prompts, and completions for either.
 
-    Only what the app declares is served (and so declared as a capability).
+    Only what the app declares is served (and so declared as a capability). `nonces` records the
+    sealed states of prompts that ask, as of tools.
     """
     if catalog.resources or catalog.templates:
         _serve_resources(server, catalog, page_size)
     if catalog.prompts:
-        _serve_prompts(server, catalog, page_size)
+        _serve_prompts(server, catalog, page_size, nonces)
     if catalog.prompts or catalog.templates:
 
         async def on_complete(ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> Any:

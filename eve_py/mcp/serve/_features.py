@@ -29,10 +29,15 @@ prompt = define_prompt(render, description="Draft a refund request.")
 
 A resource's `read` returns text (`str`) or bytes (sent base64 as a blob); a URI with `{...}`
 variables is a template whose variables are `read`'s keyword arguments. A prompt's `render`
-takes its arguments (strings; those without a default are required) and returns text (one user
-message), a content block, or a list of them and `PromptMessage`s. `complete` maps an argument
-(or template variable) to a function from what the user typed so far to suggestions. Both
-functions may be `async`.
+takes its arguments (annotated `str`; those without a default are required) and returns text
+(one user message), a content block, or a list of them and `PromptMessage`s. `complete` maps an
+argument (or template variable) to a function from what the user typed so far to suggestions.
+Both functions may be `async`.
+
+A prompt may ask before it renders, as a tool does: a parameter `Annotated[T, Resolve(fn)]` is
+filled by a resolver (whose `Elicit(...)` asks the client: an `input_required` round on the 2026
+era, an `elicitation/create` push before it), and a `ToolContext` parameter can `sample` and
+`list_roots`.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from typing import Any, Literal
 
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
+from eve_py.authoring._signature import ExecutorPlan, plan_executor
 from eve_py.errors import ToolDefinitionError
 from eve_py.protocol.content import ContentBlock
 
@@ -99,6 +105,8 @@ class PromptDefinition:
 
     render: Callable[..., Any]
     arguments: tuple[PromptArgument, ...]
+    plan: ExecutorPlan
+    """How `render` is called: its arguments, resolvers and context."""
     title: str | None = None
     description: str | None = None
     complete: Mapping[str, Completer] = field(default_factory=dict)
@@ -175,29 +183,32 @@ def define_prompt(
     """Declare a prompt for `agent/prompts/NAME.py` (`prompt = define_prompt(...)`), named after the file.
 
     Args:
-        render: Takes the prompt's arguments (strings; a parameter without a default is a
-            required argument) and returns text, a content block, or a list of them and
-            `PromptMessage`s. May be async.
+        render: Takes the prompt's arguments (annotated `str`; a parameter without a default is
+            a required argument) and returns text, a content block, or a list of them and
+            `PromptMessage`s. May be async. Parameters annotated `Annotated[T, Resolve(fn)]`
+            or `ToolContext` are filled by the server, as a tool's are.
         title: A human-readable title.
         description: What the prompt is for (the first line of `render`'s docstring by default).
         complete: Suggestions for an argument, by its name.
 
     Raises:
-        ToolDefinitionError: `render` is not a function, takes `*args`/`**kwargs`, or `complete`
-            names an argument it does not take.
+        ToolDefinitionError: `render` is not a function, takes `*args`/`**kwargs` or an
+            unannotated parameter, its resolvers are invalid, or `complete` names an argument
+            it does not take.
     """
     if not callable(render):
         raise ToolDefinitionError("define_prompt: render must be a function returning the prompt's messages")
-    arguments: list[PromptArgument] = []
-    for param in inspect.signature(render).parameters.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ToolDefinitionError(f"define_prompt: {render.__name__} takes *args or **kwargs; name each argument")
-        arguments.append(PromptArgument(name=param.name, required=param.default is inspect.Parameter.empty))
+    plan = plan_executor(render, tool=f"define_prompt({getattr(render, '__name__', render)!r})")
+    arguments = [
+        PromptArgument(name=name, required=field.is_required(), description=field.description)
+        for name, field in plan.arguments_model.model_fields.items()
+    ]
     names = [argument.name for argument in arguments]
     doc = inspect.getdoc(render)
     return PromptDefinition(
         render=render,
         arguments=tuple(arguments),
+        plan=plan,
         title=title,
         description=description if description is not None else (doc.splitlines()[0] if doc else None),
         complete=_check_completers(complete, names, f"define_prompt({render.__name__})"),

@@ -1,4 +1,4 @@
-"""A tool's `ctx.report_progress`, `ctx.log` and `ctx.sample` as MCP messages to the calling client.
+"""A tool's `ctx.report_progress`, `ctx.log`, `ctx.sample` and `ctx.list_roots` as MCP messages to the calling client.
 
 - Progress becomes `notifications/progress` on the call's own stream, only when the client
   asked for it (a `progressToken` in the call's `_meta`; otherwise the SDK sends nothing).
@@ -7,7 +7,9 @@
   until it does); on the 2026 era, at or above the level the call's own `_meta` asks for
   (`io.modelcontextprotocol/logLevel`; nothing without it), as the SDK's sessions decide.
 - Sampling is a `sampling/createMessage` request to the client, related to the call, where the
-  client declared the sampling capability and the connection can carry a request to it.
+  client declared the sampling capability and the connection can carry a request to it; roots
+  are a `roots/list` request the same way. (On the 2026 era they wait a round instead:
+  `_asking.RoundChannel`.)
 
 Nothing is built until a tool reports: a call whose tool never does pays for one object.
 """
@@ -21,9 +23,10 @@ from mcp.server.connection import allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.shared.message import ServerMessageMetadata
 
-from eve_py._context import LOG_LEVELS, LogLevel
+from eve_py._context import LOG_LEVELS, ClientFeature, LogLevel, Root
 from eve_py._json import JsonValue
 from eve_py.errors import ToolError
+from eve_py.mcp.serve._asking import offered, roots_of, sampled_text, sampling_request
 
 __all__ = ("LEVEL_STATE_KEY", "ClientChannel", "on_set_level")
 
@@ -81,6 +84,16 @@ class ClientChannel:
         notification = types.LoggingMessageNotification(params=params)
         await self._ctx.session.send_notification(notification, related_request_id=self._ctx.request_id)
 
+    def offers(self, feature: ClientFeature) -> bool:
+        """See `ToolChannel.offers`: what the client declared."""
+        return offered(self._ctx.session.client_capabilities, feature)
+
+    def _can_ask(self, feature: ClientFeature, what: str) -> None:
+        if not self.offers(feature):
+            raise ToolError(f"{what} unavailable: the MCP client did not declare the {feature} capability")
+        if not self._ctx.session.can_send_request:
+            raise ToolError(f"{what} unavailable: this connection cannot carry a request to the MCP client")
+
     async def sample(self, prompt: str, *, system_prompt: str | None, max_tokens: int) -> str:
         """See `ToolChannel.sample`: the client's model answers `prompt`.
 
@@ -89,22 +102,20 @@ class ClientChannel:
                 request to the client, or the model answered with something other than text.
             MCPError: The client refused the request.
         """
-        session = self._ctx.session
-        capabilities = session.client_capabilities
-        if capabilities is None or capabilities.sampling is None:
-            raise ToolError("sampling is unavailable: the MCP client did not declare the sampling capability")
-        if not session.can_send_request:
-            raise ToolError("sampling is unavailable: this connection cannot carry a request to the MCP client")
-        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
-        request = types.CreateMessageRequest(
-            params=types.CreateMessageRequestParams(
-                messages=[message], max_tokens=max_tokens, system_prompt=system_prompt
-            )
+        self._can_ask("sampling", "sampling is")
+        request = sampling_request(prompt, system_prompt=system_prompt, max_tokens=max_tokens)
+        metadata = ServerMessageMetadata(related_request_id=self._ctx.request_id)
+        return sampled_text(await self._ctx.session.send_request(request, types.CreateMessageResult, metadata=metadata))
+
+    async def list_roots(self) -> list[Root]:
+        """See `ToolChannel.list_roots`: the client's `roots/list` answer.
+
+        Raises:
+            ToolError: The client did not declare roots, or the connection cannot carry a request to it.
+            MCPError: The client refused the request.
+        """
+        self._can_ask("roots", "roots are")
+        metadata = ServerMessageMetadata(related_request_id=self._ctx.request_id)
+        return roots_of(
+            await self._ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult, metadata=metadata)
         )
-        result = await session.send_request(
-            request, types.CreateMessageResult, metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id)
-        )
-        content = result.content
-        if not isinstance(content, types.TextContent):
-            raise ToolError(f"the client's model answered with {content.type} content, not text")
-        return content.text

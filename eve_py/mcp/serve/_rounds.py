@@ -7,7 +7,8 @@ tool and its arguments) and verifies it on the way back in, so this module only 
 it minted; each state carries a random nonce so that it answers once (`_once`). The next
 round turns the client's `inputResponses` into eve-py's `RecordedOutcome`s, each pinned to the
 digest of the question it answered: an answer to a question that has changed since it was
-asked is dropped and the question is asked again, as in the SDK.
+asked is dropped and the question is asked again, as in the SDK. An elicitation is recorded
+as answered; a sampling or roots answer as its result's JSON (`_asking`).
 
 An answer that is not JSON text (a lone UTF-16 surrogate, NaN, Infinity: the 2026-era HTTP
 transport reads them with Python's `json`) is refused with `-32602` before any tool code uses it:
@@ -26,13 +27,13 @@ from pydantic import BaseModel, ValidationError
 
 from eve_py._json import json_problem
 from eve_py.errors import ToolError
+from eve_py.mcp.serve._asking import ROOTS_PREFIX, SAMPLE_PREFIX, ClientAsk
 from eve_py.protocol.pending import RecordedOutcome
-from eve_py.resolvers._solver import Question
 
 __all__ = (
     "RoundState",
+    "answer_of",
     "decode_state",
-    "elicit_request",
     "encode_state",
     "outcome_of",
     "recorded_answers",
@@ -69,7 +70,7 @@ def decode_state(request_state: str | None) -> RoundState:
     return state if state.v == _STATE_VERSION else RoundState()
 
 
-def encode_state(outcomes: Mapping[str, RecordedOutcome], asked: Sequence[Question]) -> str:
+def encode_state(outcomes: Mapping[str, RecordedOutcome], asked: Sequence[ClientAsk]) -> str:
     """The plaintext `requestState` for the next round (the SDK seals it before it leaves).
 
     ASCII JSON, as the SDK's own state: the encoding cannot fail on any text (`decode_state`
@@ -105,14 +106,41 @@ def outcome_of(key: str, answer: types.ElicitResult, digest: str) -> RecordedOut
     return RecordedOutcome(action=answer.action, q=digest)
 
 
+def _kind(key: str) -> type[types.Result]:
+    if key.startswith(SAMPLE_PREFIX):
+        return types.CreateMessageResult
+    return types.ListRootsResult if key.startswith(ROOTS_PREFIX) else types.ElicitResult
+
+
+def answer_of(key: str, response: types.InputResponse, digest: str) -> RecordedOutcome:
+    """A client's response to the request asked under `key`, recorded and pinned to its digest.
+
+    Raises:
+        ToolError: The response is not of the kind asked, or an elicitation accepts without content.
+        MCPError: `-32602`: its content is not JSON text.
+    """
+    kind = _kind(key)
+    if kind is types.ElicitResult:
+        if not isinstance(response, types.ElicitResult):
+            raise ToolError(f"Resolver {key!r} received a non-elicitation response")
+        return outcome_of(key, response, digest)
+    wire = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+    try:
+        kind.model_validate(wire)
+    except ValidationError:
+        raise ToolError(f"The request {key!r} received a response of the wrong kind") from None
+    refuse_not_json(f"The answer to {key!r}", wire)
+    return RecordedOutcome(action="accept", data=wire, q=digest)
+
+
 def recorded_answers(state: RoundState, responses: types.InputResponses | None) -> dict[str, RecordedOutcome]:
     """Every answer this round can use: the recorded ones, then the client's new responses.
 
-    A response counts only for a question asked in the last round (it is pinned to that
-    question's digest); a recorded outcome wins over a response re-sent for the same key.
+    A response counts only for a request asked in the last round (it is pinned to that
+    request's digest); a recorded outcome wins over a response re-sent for the same key.
 
     Raises:
-        ToolError: A response is not an elicitation result, or accepts without content.
+        ToolError: A response is not of the kind asked, or an elicitation accepts without content.
         MCPError: `-32602`: a response's content is not JSON text.
     """
     answers = dict(state.outcomes)
@@ -120,14 +148,5 @@ def recorded_answers(state: RoundState, responses: types.InputResponses | None) 
         digest = state.asked.get(key)
         if digest is None or key in answers:
             continue
-        if not isinstance(response, types.ElicitResult):
-            raise ToolError(f"Resolver {key!r} received a non-elicitation response")
-        answers[key] = outcome_of(key, response, digest)
+        answers[key] = answer_of(key, response, digest)
     return answers
-
-
-def elicit_request(question: Question) -> types.ElicitRequest:
-    """A question as the form elicitation the client is shown (the same shape on both eras)."""
-    return types.ElicitRequest(
-        params=types.ElicitRequestFormParams(message=question.message, requested_schema=question.schema)
-    )

@@ -29,9 +29,10 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
 from eve_py._version import version
 from eve_py.agent import Agent
-from eve_py.mcp.serve._calls import CallSite, call_legacy, call_modern, uses_input_required
+from eve_py.mcp.serve._calls import call_legacy, call_modern
 from eve_py.mcp.serve._catalog import load_catalog, serve_catalog
-from eve_py.mcp.serve._notify import ClientChannel, on_set_level
+from eve_py.mcp.serve._drive import call_site, uses_input_required
+from eve_py.mcp.serve._notify import on_set_level
 from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._pages import DEFAULT_PAGE_SIZE, Pages
 from eve_py.mcp.serve._results import unknown_tool_result
@@ -60,16 +61,6 @@ def mcp_tool(tool: ResolvedTool) -> types.Tool:
 def list_tools(agent: Agent) -> list[types.Tool]:
     """Every tool of `agent` as MCP lists it, in the agent's order."""
     return [mcp_tool(tool) for tool in agent.tools.values()]
-
-
-def _site(ctx: ServerRequestContext[Any, Any]) -> CallSite:
-    session_id = getattr(ctx.session, "session_id", None)
-    return CallSite(
-        session_id=str(session_id or "mcp"),
-        call_id=f"mcp-{ctx.request_id}",
-        capabilities=ctx.session.client_capabilities,
-        channel=ClientChannel(ctx),
-    )
 
 
 def tools_server(
@@ -134,7 +125,7 @@ def mcp_server(
         tool = agent.tools.get(params.name)
         if tool is None:
             return unknown_tool_result(params.name)
-        site = _site(ctx)
+        site = call_site(ctx)
         if uses_input_required(ctx.protocol_version):
             return await call_modern(tool, params, site, nonces)
         return await call_legacy(tool, params, site, session=ctx.session, request_id=ctx.request_id)
@@ -150,6 +141,6 @@ def mcp_server(
     # Registered, not passed to `Server(...)`: the constructor warns that logging is deprecated
     # on the 2026 era, where this method does not exist; legacy-era clients still use it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
-    serve_catalog(server, load_catalog(agent.app_dir), page_size=page_size)
+    serve_catalog(server, load_catalog(agent.app_dir), nonces=nonces, page_size=page_size)
     server.middleware.append(RequestStateBoundary(security, default_audience=server_name))
     return server
