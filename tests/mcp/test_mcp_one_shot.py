@@ -2,8 +2,10 @@
 
 In process (where the tool's runs are counted), over stdio and over HTTP (`eve-py mcp`), and
 across two workers on one store: two `eve-py mcp --http --store FILE` processes, and two
-servers on one PostgreSQL database. A replay gets the SDK boundary's own error, `-32602
-Invalid or expired requestState` with `{"reason": "invalid_request_state"}`.
+servers on one PostgreSQL database. A replay, or a tampered state (cut, changed, extended,
+sent with other arguments, or opened by a worker with another key), gets the SDK boundary's own
+error, `-32602 Invalid or expired requestState` with `{"reason": "invalid_request_state"}`, and
+spends nothing. On the legacy era a captured state answers nothing: the questions are asked again.
 """
 
 from __future__ import annotations
@@ -214,3 +216,86 @@ async def test_two_workers_on_one_postgres_database_take_each_others_rounds_once
     finally:
         for store in stores:
             await store.aclose()
+
+
+def tampered(state: str) -> list[str]:
+    """`state` cut short, with one character changed, and with a tail added: none is a state the server minted."""
+    flipped = state[:-5] + ("A" if state[-5] != "A" else "B") + state[-4:]
+    return [state[:-8], flipped, state + "-TAMPERED"]
+
+
+async def assert_tampering_refused(client: Client, tool: str, arguments: dict[str, Any], sent: list[Round]) -> None:
+    for state, responses in sent:
+        for bad in tampered(state):
+            with pytest.raises(MCPError) as caught:
+                await call(client, tool, arguments, bad, responses)
+            assert caught.value.error.code == types.INVALID_PARAMS
+            assert caught.value.error.message == "Invalid or expired requestState"
+
+
+async def test_a_tampered_state_is_refused_before_any_tool_code_runs() -> None:
+    async with modern(mcp_server(agent())) as client:
+        first = await call(client, "deploy", {"service": "api"})
+        assert isinstance(first, types.InputRequiredResult) and first.request_state
+        second = await call(client, "deploy", {"service": "api"}, first.request_state, answers(first))
+        assert isinstance(second, types.InputRequiredResult) and second.request_state
+        await assert_tampering_refused(client, "deploy", {"service": "api"}, [(second.request_state, answers(second))])
+        assert runs == []
+        with pytest.raises(MCPError, match="Invalid or expired requestState"):  # bound to its arguments
+            await call(client, "deploy", {"service": "web"}, second.request_state, answers(second))
+        done = await call(client, "deploy", {"service": "api"}, second.request_state, answers(second))
+    assert isinstance(done, types.CallToolResult) and runs == ["api@prod"]  # tampering spent nothing
+
+
+async def test_over_stdio_and_http_a_tampered_state_is_refused(desk_url: str) -> None:
+    stdio = StdioServerParameters(command=sys.executable, args=["-m", "eve_py", "mcp", str(REFUND_MCP_APP)])
+    for server in (stdio, desk_url):
+        with anyio.fail_after(60):
+            async with modern(server) as client:
+                first = await call(client, "refund_order", ORDER)
+                assert isinstance(first, types.InputRequiredResult) and first.request_state
+                await assert_tampering_refused(client, "refund_order", ORDER, [(first.request_state, answers(first))])
+                second = await call(client, "refund_order", ORDER, first.request_state, answers(first))
+                assert isinstance(second, types.InputRequiredResult)  # the untampered state still answers
+
+
+async def test_a_worker_with_another_key_refuses_the_state() -> None:
+    """Workers that do not share a key (no `request_state_security(store)`) cannot open each other's states."""
+    async with modern(mcp_server(agent())) as one, modern(mcp_server(agent())) as two:
+        first = await call(one, "deploy", {"service": "api"})
+        assert isinstance(first, types.InputRequiredResult) and first.request_state
+        with pytest.raises(MCPError, match="Invalid or expired requestState"):
+            await call(two, "deploy", {"service": "api"}, first.request_state, answers(first))
+    assert runs == []
+
+
+@pytest.mark.parametrize("server", ["in-process", "stdio", "http"])
+async def test_on_the_legacy_era_a_captured_state_answers_nothing(server: str, request: pytest.FixtureRequest) -> None:
+    """A legacy-era call carrying a 2026 round's state and answers gets its questions pushed again, or is refused."""
+    target: Any = mcp_server(agent())
+    if server == "stdio":
+        target = StdioServerParameters(command=sys.executable, args=["-m", "eve_py", "mcp", str(REFUND_MCP_APP)])
+    elif server == "http":
+        target = request.getfixturevalue("desk_url")
+    tool, arguments = ("deploy", {"service": "api"}) if server == "in-process" else ("refund_order", ORDER)
+    pushed: list[str] = []
+
+    async def decline(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        pushed.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    with anyio.fail_after(60):
+        async with modern(target) as client:
+            first = await call(client, tool, arguments)
+            assert isinstance(first, types.InputRequiredResult) and first.request_state
+        async with Client(target, mode="legacy", elicitation_callback=decline) as legacy:
+            for state in [first.request_state, *tampered(first.request_state)]:
+                pushed.clear()
+                try:
+                    result = await call(legacy, tool, arguments, state, answers(first))
+                except MCPError as refused:
+                    assert refused.error.code == types.INVALID_PARAMS
+                    continue
+                assert isinstance(result, types.CallToolResult) and result.is_error  # declined when asked again
+                assert len(pushed) == 1
+    assert runs == []
