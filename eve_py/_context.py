@@ -62,8 +62,8 @@ class ClientInputPending(BaseException):  # noqa: N818  # a signal, not an error
 class ToolChannel(Protocol):
     """Where a running tool's progress, log entries and sampling requests go.
 
-    Implementations: the MCP server's (notifications to the client), the agent loop's
-    (recorded in the session), and `SILENT` (nobody listens).
+    Implementations: the MCP server's (notifications and requests to the client), the agent
+    loop's (sampling by the agent's own model), and `SILENT` (nobody listens).
     """
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
@@ -172,7 +172,8 @@ class ToolContext:
         await self.channel.log(level, message, logger)
 
     async def sample(self, prompt: str, *, system_prompt: str | None = None, max_tokens: int = 1000) -> str:
-        """Ask the MCP client's model (MCP sampling) and return its text answer.
+        """Ask a model and return its text answer: the MCP client's (MCP sampling) when served by
+        `eve-py mcp`, the agent's own model in an agent run.
 
         On the legacy era the client is asked mid-call. On the 2026 era the question ends this
         round and the tool runs again from the start with the answer: ask before any side
@@ -184,8 +185,8 @@ class ToolContext:
             max_tokens: The most tokens the answer may take.
 
         Raises:
-            ToolError: The call does not come from an MCP client that offers sampling
-                (uncaught, the call fails with this message, which says so).
+            ToolError: Nobody offers sampling here (an MCP client that did not declare it, or a
+                tool run outside both); uncaught, the call fails with this message, which says so.
             MCPError: `-32021`: the 2026-era client did not declare the sampling capability.
         """
         return await self.channel.sample(prompt, system_prompt=system_prompt, max_tokens=max_tokens)

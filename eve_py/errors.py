@@ -101,7 +101,8 @@ class Diagnostic:
     `E107` invalid tool name; `E108` two files give the same tool name; `E109` client-resolved
     tool that needs approval; `E110` a field of the wrong type (description, needs_approval,
     to_model_output); `E111` tool file did not finish importing within the import timeout;
-    `E201` bad `agent.py`; `E202` `agent.py` did not finish importing in time; `W101`
+    `E201` bad `agent.py`; `E202` `agent.py` did not finish importing in time; `E301` an MCP
+    server in `agent/connections/` could not be loaded or listed (`eve-py build`); `W101`
     `disable_tool()` for a name that is no framework tool.
     """
 

@@ -18,7 +18,7 @@ from eve_py.authoring._definition import DisabledTool, ToolDefinition
 from eve_py.compiler._checks import check_tool, shape_message
 from eve_py.compiler._discovery import discover_tool_files
 from eve_py.compiler._manifest import AgentEntry, Manifest, ToolEntry
-from eve_py.errors import CompileError, Diagnostic
+from eve_py.errors import CompileError, Diagnostic, ToolResolutionError
 from eve_py.tools._ask_question import FRAMEWORK_TOOLS
 from eve_py.tools._resolved import tool_name_from_path
 
@@ -311,19 +311,65 @@ def compile_app(app_dir: str | Path, *, write_manifest: bool = True, import_time
             it); default `$EVE_IMPORT_TIMEOUT`, else 5 seconds.
 
     Returns:
-        The manifest: every tool the model will be offered.
+        The manifest: every tool the model will be offered, the tools of the MCP servers in
+        `agent/connections/` included (each server is connected to and listed).
 
     Raises:
         CompileError: One or more errors; `.diagnostics` lists every problem found.
         UsageError: `import_timeout_s` or `$EVE_IMPORT_TIMEOUT` is not a number of seconds > 0.
     """
     compiled = compile_app_definitions(app_dir, import_timeout_s=import_timeout_s)
-    return save_manifest(compiled) if write_manifest else compiled.manifest
+    return save_manifest(compiled) if write_manifest else _with_connections(compiled)
+
+
+def _connection_entries(app_dir: Path) -> list[ToolEntry]:
+    """The tools of the MCP servers in `agent/connections/`, listed now (none without the folder).
+
+    Raises:
+        CompileError: `E301`: a connection file fails to load, or its server cannot be listed.
+    """
+    if not (app_dir / "agent" / "connections").is_dir():
+        return []
+    from eve_py.mcp.connect import connection_tools  # the mcp extra is optional: imported only here
+
+    try:
+        tools = connection_tools(app_dir)
+    except ToolResolutionError as exc:
+        hint = "The server must be reachable when the app is built: its tools are listed in the manifest."
+        diagnostic = Diagnostic(severity="error", code="E301", path=exc.path, message=str(exc), hint=hint)
+        raise CompileError([diagnostic]) from None
+    return [
+        ToolEntry(
+            name=name,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            client_resolved=False,
+            needs_approval=bool(tool.needs_approval),
+            approval="always" if tool.needs_approval else "never",
+            source=tool.path,
+        )
+        for name, tool in tools.items()
+    ]
+
+
+def _with_connections(compiled: CompiledApp) -> Manifest:
+    connected = _connection_entries(compiled.app_dir)
+    if not connected:
+        return compiled.manifest
+    tools = sorted([*compiled.manifest.tools, *connected], key=lambda entry: entry.name)
+    return compiled.manifest.model_copy(update={"tools": tools})
 
 
 def save_manifest(compiled: CompiledApp) -> Manifest:
-    """Write `compiled`'s manifest to `APP_DIR/.eve/build/manifest.json` and return it."""
+    """Write `compiled`'s manifest, with the tools of its MCP servers (listed now), to
+    `APP_DIR/.eve/build/manifest.json` and return it.
+
+    Raises:
+        CompileError: `E301`: an MCP server in `agent/connections/` cannot be listed.
+    """
+    manifest = _with_connections(compiled)
     target = manifest_path(compiled.app_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(compiled.manifest.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8")
-    return compiled.manifest
+    target.write_text(manifest.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8")
+    return manifest

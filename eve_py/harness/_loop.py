@@ -2,12 +2,10 @@
 
 `TurnDriver.drive` runs one call's worth of a turn:
 
-1. A model step is taken. Calls that need no person run at once (`_park.run_step_calls`);
-   calls to client-resolved tools and calls that need approval become input requests; calls to
-   unknown tools or with invalid input get an error result (`parking._park`).
-2. With requests, the step is stored as the parked step and the session waits (one write).
-   Without, the assistant message and one tool message with a result per call are appended to
-   the conversation, and the loop goes on.
+1. A model step is taken. Calls that need no person run at once (`_park.run_step_calls`); calls to client-resolved
+   tools and calls that need approval become input requests; unknown tools or invalid input get an error result.
+2. With requests, the step is stored as the parked step and the session waits (one write). Without,
+   the assistant message and one tool message with a result per call are appended, and the loop goes on.
 3. A settled batch (`respond()`, or a message that dismisses it) gives each parked call its one
    result (`_settle.settle`), the step's messages are appended together, and the loop goes on.
 
@@ -31,7 +29,7 @@ from eve_py.harness._commit import EventListener, Write, Writer
 from eve_py.harness._conversation import Conversation, ConversationCache
 from eve_py.harness._deltas import DeltaWriter
 from eve_py.harness._heartbeat import LeaseKeeper
-from eve_py.harness._park import park, run_step_calls
+from eve_py.harness._park import ModelChannel, park, run_step_calls
 from eve_py.harness._settle import settle
 from eve_py.harness._structured import structured_result
 from eve_py.models._base import Model, ModelRequest, ModelResponse
@@ -80,6 +78,7 @@ class TurnDriver:
     ) -> None:
         self._agent = agent
         self._model = model
+        self._channel = ModelChannel(model)
         self._max_steps = max_steps
         self._streams = listener is not None
         self.writer = Writer(
@@ -199,9 +198,10 @@ class TurnDriver:
                 queued = record.queued
                 if queued is not None:  # a message dismissed this batch: settle it, start that turn
                     then = functools.partial(self._next_turn, sent=queued)
-                    record = await settle(self.writer, tools, record, dismiss=True, then=then)
+                    record = await settle(self.writer, tools, record, dismiss=True, then=then, channel=self._channel)
                     continue
-                record = await settle(self.writer, tools, record, default_expiry_s=self._agent.input_expires_after_s)
+                expiry_s = self._agent.input_expires_after_s
+                record = await settle(self.writer, tools, record, default_expiry_s=expiry_s, channel=self._channel)
                 if record.status == "waiting":
                     return self.result(record, "waiting")
                 continue
@@ -328,7 +328,7 @@ class TurnDriver:
         if not assistant.tool_calls:
             return await self._complete(record, assistant if assistant.content else None, events, step_index)
         tools = self.turn_tools(record)
-        plan, rejected, ran = await run_step_calls(record, turn, step_index, assistant, tools, unparsed)
+        plan, rejected, ran = await run_step_calls(record, turn, step_index, assistant, tools, unparsed, self._channel)
         if plan.actions:
             events.append(turn.stamp(ActionsRequestedData(**coords, actions=plan.actions)))
         # eve's order: the step's calls are announced, the step completes, then the calls report.

@@ -4,7 +4,8 @@
 tool's approval policy, and runs the calls that need no person, together, recording their
 `action.result` events in call order; the rest form the step's batch. `run_call` runs one
 call's resolvers and executor and returns its result, or the questions its resolvers ask (the
-call then parks on them). `park` commits a batch: the session waits on it, each request with its
+call then parks on them); its tool context's `ModelChannel` answers `ctx.sample` with the
+agent's own model. `park` commits a batch: the session waits on it, each request with its
 deadline when its tool or the agent sets one (`parking._expire.with_deadlines`).
 """
 
@@ -18,17 +19,18 @@ import jsonschema
 import pydantic
 
 from eve_py._camel import describe_validation_error
-from eve_py._context import ApprovalContext, ToolContext
+from eve_py._context import SILENT, ApprovalContext, ClientFeature, LogLevel, Root, ToolChannel, ToolContext
 from eve_py._json import JsonValue, to_json_value
 from eve_py.authoring._signature import NeedsInput
 from eve_py.errors import ToolError
 from eve_py.harness._commit import Writer
+from eve_py.models import Model, ModelRequest
 from eve_py.parking._answers import schema_validator
 from eve_py.parking._expire import with_deadlines
 from eve_py.parking._park import StepPlan, decide, park_events, triage
 from eve_py.parking._results import action_result
 from eve_py.protocol import Event
-from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolResultPart
+from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolResultPart, UserMessage
 from eve_py.protocol.pending import PendingStep, RecordedOutcome
 from eve_py.protocol.turns import TurnState
 from eve_py.resolvers._solver import Question
@@ -36,7 +38,45 @@ from eve_py.sessions._record import SessionRecord
 from eve_py.tools._resolved import ResolvedTool
 from eve_py.tracing._spans import mark_parked, tool_span
 
-__all__ = ("park", "run_call", "run_step_calls")
+__all__ = ("ModelChannel", "park", "run_call", "run_step_calls")
+
+
+class ModelChannel:
+    """The `ToolChannel` of the calls the agent loop runs: a tool's `ctx.sample(...)` (and an MCP
+    server's sampling request to one of the agent's connections) is one step of the agent's own
+    model, with no tools; progress and logs go nowhere outside MCP yet; roots are configured per
+    connection (`define_mcp_server(roots=...)`), not here. The `Model` protocol has no token
+    limit, so `max_tokens` is the provider's default."""
+
+    __slots__ = ("_model",)
+
+    def __init__(self, model: Model) -> None:
+        self._model = model
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async def log(self, level: LogLevel, data: JsonValue, logger: str | None) -> None:
+        return None
+
+    async def sample(self, prompt: str, *, system_prompt: str | None, max_tokens: int) -> str:
+        """The agent's model's answer to `prompt`.
+
+        Raises:
+            ToolError: The model answered with no text.
+            ModelError: The provider failed.
+        """
+        request = ModelRequest(instructions=system_prompt, messages=[UserMessage(content=prompt)], tools=[])
+        response = await self._model.request(request)
+        if not response.text:
+            raise ToolError(f"the agent's model ({self._model.name}) answered the sampling request with no text")
+        return response.text
+
+    async def list_roots(self) -> list[Root]:
+        return await SILENT.list_roots()
+
+    def offers(self, feature: ClientFeature) -> bool:
+        return feature in ("elicitation", "sampling")
 
 
 async def run_call(
@@ -49,6 +89,7 @@ async def run_call(
     *,
     approved: bool,
     recorded: Mapping[str, RecordedOutcome],
+    channel: ToolChannel = SILENT,
 ) -> ToolResultPart | list[Question]:
     """Run one call's resolvers and executor: its one result, or the questions it waits on.
 
@@ -58,10 +99,16 @@ async def run_call(
     Args:
         approved: A person approved this call (`ToolContext.approved`).
         recorded: Answers to this call's resolver questions, by resolver key.
+        channel: Where the tool's `ctx.sample(...)` goes (the agent's model).
     """
     assert tool.plan is not None, "client-resolved tools have no executor"
     ctx = ToolContext(
-        session_id=session_id, turn_id=turn.turn_id, call_id=call.tool_call_id, tool_name=tool.name, approved=approved
+        session_id=session_id,
+        turn_id=turn.turn_id,
+        call_id=call.tool_call_id,
+        tool_name=tool.name,
+        approved=approved,
+        channel=channel,
     )
     output: JsonValue
     is_error = False
@@ -116,6 +163,7 @@ async def run_step_calls(
     assistant: AssistantMessage,
     tools: Mapping[str, ResolvedTool],
     unparsed: Mapping[str, str],
+    channel: ToolChannel = SILENT,
 ) -> tuple[StepPlan, list[Event], list[Event]]:
     """Sort a step's calls, run those that need no person, and say which park.
 
@@ -126,6 +174,7 @@ async def run_step_calls(
         assistant: The model's response for the step.
         tools: The agent's tools by name.
         unparsed: Call ids whose argument text was not a JSON object, with the reason.
+        channel: The calls' tool context channel (`run_call`).
 
     Returns:
         The plan with every result known and every parked call's requests; the events of the
@@ -143,8 +192,9 @@ async def run_step_calls(
     own: dict[str, list[Event]] = {call.tool_call_id: [] for call, _ in plan.runnable}
 
     async def run(call: ToolCallPart, tool: ResolvedTool) -> None:
+        events = own[call.tool_call_id]
         outcome = await run_call(
-            record.id, turn, step_index, call, tool, own[call.tool_call_id], approved=False, recorded={}
+            record.id, turn, step_index, call, tool, events, approved=False, recorded={}, channel=channel
         )
         if isinstance(outcome, ToolResultPart):
             plan.results[call.tool_call_id] = outcome

@@ -98,13 +98,18 @@ class Runtime:
         return self._model
 
     async def aclose(self) -> None:
-        """Close the model's HTTP client if this runtime built the model from a string.
+        """Close the model's HTTP client if this runtime built the model from a string, and the
+        sessions of the agent's MCP servers (`agent/connections/`) in this event loop.
 
         A `Model` instance you passed is yours to close; the store is never closed here.
         """
         close = getattr(self._model, "aclose", None) if self._owns_model else None
         if close is not None:
             await close()
+        for plan in {id(tool.plan): tool.plan for tool in self.agent.tools.values()}.values():
+            close_plan = getattr(plan, "aclose", None)  # a connected server's tool: its shared session
+            if close_plan is not None:
+                await close_plan()
 
     async def create_session(self, session_id: str | None = None) -> Session:
         """Create and store a new, idle session (emits `session.started`).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from eve_py._context import SILENT, ToolChannel
 from eve_py.harness._commit import Write, Writer
 from eve_py.harness._park import park, run_call
 from eve_py.parking._park import elicitation_requests
@@ -41,6 +42,7 @@ async def settle(
     dismiss: bool = False,
     then: Callable[[SessionRecord], Write] | None = None,
     default_expiry_s: float | None = None,
+    channel: ToolChannel = SILENT,
 ) -> SessionRecord:
     """Give every parked call of a settled batch its one result and append the step.
 
@@ -55,6 +57,7 @@ async def settle(
         dismiss: Settle every open request as unanswered, asking nothing further.
         then: Called with the settled record; its record, events and messages join the write.
         default_expiry_s: The agent's `input_expires_after` for a dependent question's new batch.
+        channel: The calls' tool context channel (`run_call`).
     """
     pending, turn = record.pending, record.turn
     assert pending is not None and turn is not None and record.settling, "only a settling batch is settled"
@@ -70,7 +73,7 @@ async def settle(
             results[call.tool_call_id] = error_result(call, gone)
             events.append(action_result(turn, pending.step_index, call, gone, "failed", "TOOL_UNAVAILABLE"))
             continue
-        outcome = await _run(record.id, turn, pending.step_index, call, tool, events, plan, dismiss=dismiss)
+        outcome = await _run(record.id, turn, pending.step_index, call, tool, events, plan, channel, dismiss=dismiss)
         if isinstance(outcome, ToolResultPart):
             if call.tool_call_id in plan.edited_inputs:
                 outcome = edited_result(outcome, plan.edited_inputs[call.tool_call_id])
@@ -121,6 +124,7 @@ async def _run(
     tool: ResolvedTool,
     events: list[Event],
     plan: Settlement,
+    channel: ToolChannel,
     *,
     dismiss: bool,
 ) -> ToolResultPart | list[Question]:
@@ -135,6 +139,7 @@ async def _run(
             events,
             approved=call.tool_call_id in plan.approved_calls,
             recorded=plan.recorded.get(call.tool_call_id, {}),
+            channel=channel,
         )
         if isinstance(outcome, ToolResultPart) or not dismiss:
             return outcome

@@ -8,6 +8,7 @@ process for the test session), or a stdio command where the test is about the pr
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from eve_py import InputResponse, Runtime, load_agent
 from eve_py._context import ToolContext
 from eve_py.agent import Agent, load_mock_model
+from eve_py.cli._main import main
 from eve_py.errors import ToolDefinitionError, ToolError, ToolResolutionError
 from eve_py.mcp import define_mcp_server
 from eve_py.mcp.connect._remote import remote_plan
@@ -83,10 +85,12 @@ async def test_a_remote_question_parks_durably_and_resumes_after_a_restart(http_
 
 
 async def test_a_declined_remote_question_gives_the_servers_error_result(http_app: Path) -> None:
-    session = await Runtime(load_agent(http_app), model=load_mock_model(http_app)).create_session()
+    runtime = Runtime(load_agent(http_app), model=load_mock_model(http_app))
+    session = await runtime.create_session()
     first = await session.send("refund ORD-7002 changed my mind")
     done = await session.respond([InputResponse(request_id=first.input_requests[0].request_id, action="decline")])
     messages = await session.messages()
+    await runtime.aclose()
     [result] = [part for m in messages if isinstance(m, ToolMessage) for part in m.content]
     assert result.is_error
     assert "Resolver for parameter 'scope' could not resolve: elicitation was decline" in str(result.output)
@@ -122,8 +126,12 @@ def _agent_with(server_command: list[str] | None, url: str | None, timeout_s: fl
 
 
 async def _one_result(agent: Agent) -> str:
-    session = await Runtime(agent, model=_calls_once("desk__refund_order")).create_session()
-    done = await session.send("go")
+    runtime = Runtime(agent, model=_calls_once("desk__refund_order"))
+    session = await runtime.create_session()
+    try:
+        done = await session.send("go")
+    finally:
+        await runtime.aclose()
     assert done.status == "completed"
     messages = await session.messages()
     [result] = [part for m in messages if isinstance(m, ToolMessage) for part in m.content]
@@ -175,6 +183,8 @@ def test_a_connection_file_must_export_a_server(tmp_path: Path) -> None:
         ({"url": "ftp://h/mcp"}, "http:// or https://"),
         ({"command": ["x"], "bearer_env": "T"}, "for url=... servers"),
         ({"url": "http://h/mcp", "timeout_s": 0}, "timeout_s must be > 0"),
+        ({"url": "http://h/mcp", "roots": "data"}, "roots must be a list"),
+        ({"url": "http://h/mcp", "roots": ["https://example.com"]}, "a root is a path or a file:// URI"),
     ],
 )
 def test_define_mcp_server_rejects_bad_shapes(kwargs: dict[str, object], message: str) -> None:
@@ -194,11 +204,34 @@ async def test_a_bearer_token_variable_that_is_not_set_is_a_clear_error(monkeypa
 async def test_the_fixture_app_uses_the_desk_over_stdio() -> None:
     """The legacy era's `elicitation/create` push parks the call too (stdio negotiates legacy)."""
     agent = load_agent(CLIENT_APP)  # lists the tools of `eve-py mcp ../refund-desk-mcp`, run in the app folder
-    session = await Runtime(agent, model=load_mock_model(CLIENT_APP)).create_session()
-    first = await session.send("refund ORD-7002 changed my mind")
-    [scope] = first.input_requests
-    assert scope.kind == "elicitation" and scope.prompt.startswith("ORD-7002 has several items")
-    done = await session.respond([InputResponse(request_id=scope.request_id, action="decline")])
+    runtime = Runtime(agent, model=load_mock_model(CLIENT_APP))
+    session = await runtime.create_session()
+    try:
+        first = await session.send("refund ORD-7002 changed my mind")
+        [scope] = first.input_requests
+        assert scope.kind == "elicitation" and scope.prompt.startswith("ORD-7002 has several items")
+        done = await session.respond([InputResponse(request_id=scope.request_id, action="decline")])
+    finally:
+        await runtime.aclose()
     assert done.status == "completed" and done.message is not None
     assert done.message.startswith("The refund did not go through: Error executing tool desk__refund_order: ")
     assert "Resolver for parameter 'scope' could not resolve: elicitation was decline" in done.message
+
+
+def test_build_lists_the_connected_servers_tools(http_app: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", str(http_app)]) == 0
+    manifest = json.loads((http_app / ".eve" / "build" / "manifest.json").read_text(encoding="utf-8"))
+    [remote] = [tool for tool in manifest["tools"] if tool["name"] == "desk__refund_order"]
+    assert remote["source"] == "connections/desk.py" and not remote["clientResolved"]
+    assert set(remote["inputSchema"]["properties"]) == {"order_id", "reason"}
+    assert "desk__refund_order" in capsys.readouterr().out
+
+
+def test_build_names_a_server_it_cannot_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    app = _app_using(
+        tmp_path,
+        "from eve_py.mcp import define_mcp_server\n\nserver = define_mcp_server(url='http://127.0.0.1:9/mcp')\n",
+    )
+    assert main(["build", str(app)]) != 0
+    err = capsys.readouterr().err
+    assert "E301" in err and 'Cannot list the tools of the MCP server in "connections/desk.py"' in err

@@ -10,8 +10,9 @@ server = define_mcp_server(command=[sys.executable, "-m", "eve_py", "mcp", "../r
 ```
 
 Secrets never sit in the file: headers and the bearer token name environment variables, read
-when a connection opens. Each call opens its own connection (a stdio command is started for it
-and stopped after), bounded by `timeout_s`.
+when a connection opens. The connection is opened on the first call and kept for the process
+(`_sessions`); each call is bounded by `timeout_s`. The server's roots requests are answered
+with `roots` (paths under the app folder, or URIs).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx2
 from mcp import StdioServerParameters
 from mcp.client import Client
-from mcp.client.session import ElicitationFnT
+from mcp.client.session import ElicitationFnT, ListRootsFnT, SamplingFnT
 from mcp.client.streamable_http import streamable_http_client
 
 from eve_py.errors import ToolDefinitionError, ToolError
@@ -53,6 +55,9 @@ class McpServerDefinition:
     """How long one call (connect, every round, the result) may take before it fails."""
     needs_approval: bool = False
     """Whether every call of this server's tools needs a person's approval first."""
+    roots: tuple[str, ...] = ()
+    """What the server's `roots/list` requests are answered with: `file://` URIs, or paths
+    (relative to the app folder) sent as such. Without roots the client declares no roots capability."""
 
 
 def define_mcp_server(
@@ -65,6 +70,7 @@ def define_mcp_server(
     prefix: str | None = None,
     timeout_s: float = 30.0,
     needs_approval: bool = False,
+    roots: Sequence[str] = (),
 ) -> McpServerDefinition:
     """Declare an MCP server whose tools the agent may call (export it as `server`).
 
@@ -78,10 +84,13 @@ def define_mcp_server(
         prefix: The tools' name prefix (`<prefix>__<tool>`); defaults to the file's name.
         timeout_s: The bound on one call, in seconds (> 0).
         needs_approval: Ask a person to approve every call of these tools.
+        roots: The roots the server may work in, answering its `roots/list`: `file://` URIs, or
+            paths relative to the app folder.
 
     Raises:
         ToolDefinitionError: Neither or both of `command` and `url`, an empty command, a URL
-            that is not http(s), headers or bearer for a stdio server, or a bad timeout.
+            that is not http(s), headers or bearer for a stdio server, a bad timeout, or roots
+            that are not a list of non-empty strings.
     """
     if (command is None) == (url is None):
         raise ToolDefinitionError("define_mcp_server: give exactly one of command=[...] (stdio) or url=... (HTTP)")
@@ -91,6 +100,10 @@ def define_mcp_server(
         raise ToolDefinitionError(f"define_mcp_server: url must be http:// or https://, got {url!r}")
     if command is not None and (headers_env or bearer_env):
         raise ToolDefinitionError("define_mcp_server: headers_env and bearer_env are for url=... servers")
+    if isinstance(roots, str) or not all(isinstance(root, str) and root for root in roots):
+        raise ToolDefinitionError("define_mcp_server: roots must be a list of non-empty paths or file:// URIs")
+    if any("://" in root and not root.startswith("file://") for root in roots):
+        raise ToolDefinitionError("define_mcp_server: a root is a path or a file:// URI (MCP roots are files)")
     if not timeout_s > 0:
         raise ToolDefinitionError(f"define_mcp_server: timeout_s must be > 0, got {timeout_s!r}")
     return McpServerDefinition(
@@ -102,6 +115,7 @@ def define_mcp_server(
         prefix=prefix,
         timeout_s=timeout_s,
         needs_approval=needs_approval,
+        roots=tuple(roots),
     )
 
 
@@ -114,19 +128,30 @@ def _variable(name: str) -> str:
 
 @asynccontextmanager
 async def open_client(
-    server: McpServerDefinition, *, cwd: Path, elicitation_callback: ElicitationFnT | None = None
+    server: McpServerDefinition,
+    *,
+    cwd: Path,
+    elicitation_callback: ElicitationFnT | None = None,
+    sampling_callback: SamplingFnT | None = None,
+    list_roots_callback: ListRootsFnT | None = None,
 ) -> AsyncIterator[Client]:
-    """A connected SDK `Client` for `server` (protocol era negotiated by the SDK).
+    """A connected SDK `Client` for `server` (protocol era negotiated by the SDK); each callback
+    given declares its capability.
 
     Raises:
         ToolError: An environment variable the definition names is not set.
         Exception: Whatever the SDK raises when the server cannot be started or reached.
     """
+    callbacks: dict[str, Any] = {
+        "elicitation_callback": elicitation_callback,
+        "sampling_callback": sampling_callback,
+        "list_roots_callback": list_roots_callback,
+    }
     if server.command is not None:
         program, *args = server.command
         env = {name: os.environ[name] for name in server.env if name in os.environ}
         params = StdioServerParameters(command=program, args=args, env=env or None, cwd=cwd)
-        async with Client(params, elicitation_callback=elicitation_callback) as client:
+        async with Client(params, **callbacks) as client:
             yield client
         return
     assert server.url is not None
@@ -135,5 +160,5 @@ async def open_client(
         headers["Authorization"] = f"Bearer {_variable(server.bearer_env)}"
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(server.timeout_s)) as http:
         transport = streamable_http_client(server.url, http_client=http)
-        async with Client(transport, elicitation_callback=elicitation_callback) as client:
+        async with Client(transport, **callbacks) as client:
             yield client

@@ -19,6 +19,7 @@ from eve_py._loading import ImportTimedOut, LoadFailure, import_timeout, load_mo
 from eve_py.errors import ToolResolutionError
 from eve_py.mcp.connect._definition import McpServerDefinition, open_client
 from eve_py.mcp.connect._remote import remote_plan
+from eve_py.mcp.connect._sessions import ServerSession
 from eve_py.tools._resolved import ResolvedTool
 
 __all__ = ("connection_files", "connection_tools")
@@ -82,6 +83,7 @@ def connection_tools(app_dir: str | Path) -> dict[str, ResolvedTool]:
         relative = path.relative_to(app_dir / "agent").as_posix()
         server = _definition(path, app_dir)
         prefix = server.prefix or path.stem
+        session = ServerSession(server=server, app_dir=app_dir)
         for listed in _listed(server, app_dir, relative):
             name = f"{prefix}__{listed.name}"
             if not _TOOL_NAME.match(name):
@@ -99,6 +101,6 @@ def connection_tools(app_dir: str | Path) -> dict[str, ResolvedTool]:
                 needs_approval=server.needs_approval,
                 to_model_output=None,
                 path=relative,
-                plan=remote_plan(server, server_name=prefix, tool=listed, app_dir=app_dir),
+                plan=remote_plan(server, server_name=prefix, tool=listed, app_dir=app_dir, session=session),
             )
     return tools
