@@ -29,6 +29,8 @@ calls on one event loop (`time.perf_counter`):
 - MCP serving (when mcp is installed): the same tool served by `eve-py mcp`'s server
   (`eve_py.mcp.mcp_server`) and by the SDK's `MCPServer`, each called through the SDK's
   in-memory `Client(server).call_tool(...)`: the whole MCP path, JSON-RPC included (the MCP row).
+  Beside it, the plain tool with one `ctx.report_progress` and one `ctx.log` in its body, called
+  without a progress token or a log level (nobody listens): what unheard notifications cost.
 
 Each framework also runs a plain tool with the same body and no resolvers, so the DAG's own
 cost (DAG tool - plain tool) is printed too. The ratio is ours / theirs: below 1 means eve-py is
@@ -86,6 +88,13 @@ def make_dag_tool(resolve: Callable[[Callable[..., Any]], object]) -> Callable[.
 
 async def plain_tool(x: int) -> int:
     """The same body without resolvers (x + 5 * (x + 1) is what the DAG computes)."""
+    return x + 5 * (x + 1)
+
+
+async def reporting_tool(x: int, ctx: ToolContext) -> int:
+    """The plain tool, reporting progress and logging as it goes (to nobody, in the benchmark)."""
+    await ctx.report_progress(0, 1, "adding")
+    await ctx.log("info", "adding")
     return x + 5 * (x + 1)
 
 
@@ -214,8 +223,9 @@ async def mcp_timings(calls: int, repeats: int, warmup: int, *, client: bool) ->
     return timings
 
 
-async def eve_mcp_timing(calls: int, repeats: int, warmup: int) -> Timing:
-    """eve-py's MCP server (what `eve-py mcp` serves) through the SDK's in-memory `Client`."""
+async def eve_mcp_timing(calls: int, repeats: int, warmup: int) -> tuple[Timing, Timing]:
+    """eve-py's MCP server (what `eve-py mcp` serves) through the SDK's in-memory `Client`; and the
+    plain tool against the same tool reporting progress and logs nobody listens to."""
     from mcp import Client
 
     from eve_py.agent import Agent
@@ -225,6 +235,7 @@ async def eve_mcp_timing(calls: int, repeats: int, warmup: int) -> Timing:
         {
             "dag_tool": define_tool(description="DAG tool", execute=make_dag_tool(Resolve)),
             "plain_tool": define_tool(description="plain tool", execute=plain_tool),
+            "reporting_tool": define_tool(description="reporting tool", execute=reporting_tool),
         }
     )
     async with Client(mcp_server(agent)) as connected:
@@ -235,16 +246,24 @@ async def eve_mcp_timing(calls: int, repeats: int, warmup: int) -> Timing:
         async def client_plain() -> Any:
             return await connected.call_tool("plain_tool", ARGUMENTS)
 
-        for call in (client_dag, client_plain):
+        async def client_reporting() -> Any:
+            return await connected.call_tool("reporting_tool", ARGUMENTS)
+
+        for call in (client_dag, client_plain, client_reporting):
             result = await call()
             assert not result.is_error and result.content[0].text == str(EXPECTED), result
         few, few_warmup = max(1, calls // 10), max(1, warmup // 10)
         label = "eve-py mcp Client(server).call_tool"
-        return await time_pair(label, client_dag, client_plain, few, repeats, few_warmup)
+        served = await time_pair(label, client_dag, client_plain, few, repeats, few_warmup)
+        unheard = await time_pair(
+            "eve-py mcp progress+log, nobody listens", client_reporting, client_plain, few, repeats, few_warmup
+        )
+        return served, unheard
 
 
-def mcp_row(served: Timing, theirs: list[Timing]) -> list[str]:
-    """The MCP row: eve-py's MCP server against the SDK's `MCPServer`, both through `Client`."""
+def mcp_row(served: Timing, unheard: Timing, theirs: list[Timing]) -> list[str]:
+    """The MCP row: eve-py's MCP server against the SDK's `MCPServer`, both through `Client`; and
+    what a progress report and a log entry nobody listens to add to a call."""
     sdk = next((t for t in theirs if t.label.startswith("mcp Client")), None)
     if sdk is None:
         return []
@@ -255,6 +274,9 @@ def mcp_row(served: Timing, theirs: list[Timing]) -> list[str]:
         f"{served.label:<40} {served.dag_us:12.2f} {served.plain_us:14.2f} {served.overhead_us:16.2f}",
         f"MCP row: eve-py mcp / MCPServer through Client, per call: {ratio:.3f}x "
         f"(target <= {MCP_TARGET}: {verdict} it)",
+        f"unheard notifications: a call reporting progress and a log entry nobody listens to takes "
+        f"{unheard.dag_us:.2f} us, the same call without them {unheard.plain_us:.2f} us "
+        f"({unheard.overhead_us:+.2f} us, {unheard.dag_us / unheard.plain_us:.3f}x)",
     ]
 
 
@@ -291,12 +313,16 @@ def report(eve: Timing, theirs: list[Timing], version: str | None, args: argpars
     return lines
 
 
+def _timing_json(timing: Timing) -> dict[str, Any]:
+    return asdict(timing) | {"overhead_us": timing.overhead_us}
+
+
 async def main_async(args: argparse.Namespace) -> int:
     """Run the measurements and print them."""
     eve = await eve_timing(args.calls, args.repeats, args.warmup)
     version = mcp_version()
     theirs: list[Timing] = []
-    served: Timing | None = None
+    served: tuple[Timing, Timing] | None = None
     if version is not None:
         try:
             theirs = await mcp_timings(args.calls, args.repeats, args.warmup, client=not args.no_client)
@@ -314,13 +340,14 @@ async def main_async(args: argparse.Namespace) -> int:
                     "repeats": args.repeats,
                     "timings": [asdict(t) | {"overhead_us": t.overhead_us} for t in (eve, *theirs)],
                     "ratio": eve.dag_us / theirs[0].dag_us if theirs else None,
-                    "mcp_served": None if served is None else asdict(served) | {"overhead_us": served.overhead_us},
-                    "mcp_ratio": None if served is None else served.dag_us / theirs[-1].dag_us,
+                    "mcp_served": None if served is None else _timing_json(served[0]),
+                    "mcp_ratio": None if served is None else served[0].dag_us / theirs[-1].dag_us,
+                    "mcp_unheard_notifications": None if served is None else _timing_json(served[1]),
                 }
             )
         )
     else:
-        print("\n".join(report(eve, theirs, version, args) + ([] if served is None else mcp_row(served, theirs))))
+        print("\n".join(report(eve, theirs, version, args) + ([] if served is None else mcp_row(*served, theirs))))
     return 0
 
 
