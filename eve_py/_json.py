@@ -56,6 +56,12 @@ def json_problem(value: object) -> str | None:
     Returns:
         E.g. `"NaN at pickedIds/0 is not a JSON number"`, or None.
     """
+    try:  # the C encoder refuses NaN and Infinity; UTF-8 refuses a lone surrogate, in a key too
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except Exception:  # noqa: BLE001 - which problem, and where: the walk below says
+        pass
+    else:
+        return None
     stack: list[tuple[str, object]] = [("", value)]
     while stack:
         path, item = stack.pop()

@@ -53,7 +53,8 @@ class LeaseKeeper(ForwardingStore):
     def __init__(self, store: SessionStore, lease_s: float) -> None:
         super().__init__(store)
         self._lease_s = lease_s
-        self._lock = anyio.Lock()
+        # fast_acquire: a free lock is taken without a trip around the event loop (one less per write).
+        self._lock = anyio.Lock(fast_acquire=True)
         self._held: SessionRecord | None = None
         """The record as last stored by this driver or a beat, while it holds a running lease."""
         self._rebase: tuple[int, int] | None = None

@@ -329,9 +329,10 @@ def new_event(data: EventData, *, delivery_ids: list[str] | None = None) -> Even
     cls = _BY_PAYLOAD.get(type(data))
     if cls is None:
         raise TypeError(f"{type(data).__name__} is not an event payload")
-    meta = EventMeta.model_construct(id=new_event_id(), at=now_iso(), delivery_ids=delivery_ids)
-    # Both parts are validated models already: constructing skips validating them again.
-    event: Event = cls.model_construct(data=data, meta=meta)  # type: ignore[assignment,call-arg]
+    # Built by pydantic-core (the payload, a model already, is taken as it is, not validated
+    # again): several times quicker than `model_construct`, which runs in Python.
+    meta = EventMeta(id=new_event_id(), at=now_iso(), delivery_ids=delivery_ids)
+    event: Event = cls(data=data, meta=meta)  # type: ignore[assignment,call-arg]
     return event
 
 
