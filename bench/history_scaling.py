@@ -293,7 +293,7 @@ async def _interleaved(lengths: list[int], cycles: int, rounds: int, langgraph_m
     if _langgraph_available():
         subjects.append(_LangGraph(folder / "langgraph.db"))
     else:
-        print("LangGraph is not installed: pip install langgraph langgraph-checkpoint-sqlite", file=sys.stderr)
+        print("LangGraph is not installed: pip install -e '.[bench]'", file=sys.stderr)
 
     def measured(subject: _Eve | _LangGraph, length: int) -> bool:
         return not isinstance(subject, _LangGraph) or length <= langgraph_max
