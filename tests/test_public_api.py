@@ -240,6 +240,8 @@ SURFACE: dict[str, tuple[str, ...]] = {
     ),
     "eve_py.protocol": (
         "ActionInputAppended",
+        "ActionLog",
+        "ActionProgress",
         "ActionResult",
         "ActionsRequested",
         "AnyEvent",

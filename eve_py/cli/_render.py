@@ -1,6 +1,7 @@
 """How `chat` and `run` show a turn to a person: the agent's text as it streams, tool results,
 failures, how a request ended when someone else answered it (`approved by alice`) or nobody did
-(`expired`), and a status line while a model request is being retried.
+(`expired`), a running tool's progress reports and log entries (dim on a terminal), and a status
+line while a model request is being retried.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from eve_py.cli._deadlines import clock, deadline_of
 from eve_py.cli._prompts import _plain, describe_answer
 from eve_py.models._http import RETRY_LOGGER
 from eve_py.protocol import (
+    ActionLog,
+    ActionProgress,
     ActionResult,
     AnyEvent,
     InputRequested,
@@ -34,6 +37,11 @@ __all__ = ("Renderer", "say", "showing_retries")
 def say(text: str = "", *, err: bool = False) -> None:
     """Print one line to stdout (or stderr), flushed: a person is watching."""
     print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def _dim(text: str) -> None:
+    """A side line (a tool's progress or log entry): dim on a terminal, plain when piped."""
+    say(f"\x1b[2m{text}\x1b[0m" if sys.stdout.isatty() else text)
 
 
 _LOCAL = "local"
@@ -96,6 +104,14 @@ class Renderer:
             result = event.data.result
             mark = "x" if result.is_error else "<-"
             say(f"  {mark} {result.tool_name}: {json.dumps(result.output, ensure_ascii=False)}")
+        elif isinstance(event, ActionProgress):
+            done = event.data
+            of = "" if done.total is None else f"/{done.total:g}"
+            _dim(f"  .. {done.tool_name} {done.progress:g}{of}" + (f": {done.message}" if done.message else ""))
+        elif isinstance(event, ActionLog):
+            entry = event.data
+            text = entry.data if isinstance(entry.data, str) else json.dumps(entry.data, ensure_ascii=False)
+            _dim(f"  .. {entry.tool_name} {entry.level}" + (f" {entry.logger}" if entry.logger else "") + f": {text}")
         elif isinstance(event, TurnFailed):
             say(f"turn failed: {event.data.message}", err=True)
 

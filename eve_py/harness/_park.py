@@ -5,8 +5,10 @@ tool's approval policy, and runs the calls that need no person, together, record
 `action.result` events in call order; the rest form the step's batch. `run_call` runs one
 call's resolvers and executor and returns its result, or the questions its resolvers ask (the
 call then parks on them); its tool context's `ModelChannel` answers `ctx.sample` with the
-agent's own model. `park` commits a batch: the session waits on it, each request with its
-deadline when its tool or the agent sets one (`parking._expire.with_deadlines`).
+agent's own model, and its `ctx.report_progress` and `ctx.log` become `action.progress` and
+`action.log` events among the call's own, committed with its result (no write of their own).
+`park` commits a batch: the session waits on it, each request with its deadline when its tool
+or the agent sets one (`parking._expire.with_deadlines`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from eve_py.parking._park import StepPlan, decide, park_events, triage
 from eve_py.parking._results import action_result
 from eve_py.protocol import Event
 from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolResultPart, UserMessage
+from eve_py.protocol.payloads import ActionLogData, ActionProgressData
 from eve_py.protocol.pending import PendingStep, RecordedOutcome
 from eve_py.protocol.turns import TurnState
 from eve_py.resolvers._solver import Question
@@ -41,10 +44,58 @@ from eve_py.tracing._spans import mark_parked, tool_span
 __all__ = ("ModelChannel", "park", "run_call", "run_step_calls")
 
 
+class _CallChannel:
+    """One call's channel: its progress and logs join its events; the rest is asked of `inner`."""
+
+    __slots__ = ("_call", "_events", "_inner", "_step_index", "_turn")
+
+    def __init__(self, inner: ToolChannel, turn: TurnState, step_index: int, call: ToolCallPart, events: list[Event]):
+        self._inner, self._turn, self._step_index, self._call, self._events = inner, turn, step_index, call, events
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        turn, step, call = self._turn, self._step_index, self._call
+        data = ActionProgressData(
+            sequence=turn.sequence,
+            turn_id=turn.turn_id,
+            step_index=step,
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            progress=progress,
+            total=total,
+            message=message,
+        )
+        self._events.append(turn.stamp(data))
+        await self._inner.progress(progress, total, message)
+
+    async def log(self, level: LogLevel, data: JsonValue, logger: str | None) -> None:
+        turn, step, call = self._turn, self._step_index, self._call
+        entry = ActionLogData(
+            sequence=turn.sequence,
+            turn_id=turn.turn_id,
+            step_index=step,
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            level=level,
+            data=data,
+            logger=logger,
+        )
+        self._events.append(turn.stamp(entry))
+        await self._inner.log(level, data, logger)
+
+    async def sample(self, prompt: str, *, system_prompt: str | None, max_tokens: int) -> str:
+        return await self._inner.sample(prompt, system_prompt=system_prompt, max_tokens=max_tokens)
+
+    async def list_roots(self) -> list[Root]:
+        return await self._inner.list_roots()
+
+    def offers(self, feature: ClientFeature) -> bool:
+        return self._inner.offers(feature)
+
+
 class ModelChannel:
     """The `ToolChannel` of the calls the agent loop runs: a tool's `ctx.sample(...)` (and an MCP
     server's sampling request to one of the agent's connections) is one step of the agent's own
-    model, with no tools; progress and logs go nowhere outside MCP yet; roots are configured per
+    model, with no tools; progress and logs are the call's events (`run_call`); roots are configured per
     connection (`define_mcp_server(roots=...)`), not here. The `Model` protocol has no token
     limit, so `max_tokens` is the provider's default."""
 
@@ -94,7 +145,7 @@ async def run_call(
     """Run one call's resolvers and executor: its one result, or the questions it waits on.
 
     Whatever the resolvers or the executor raise becomes an error result the model sees; the
-    call's `action.result` is appended to `events`.
+    call's `action.progress` and `action.log` events, then its `action.result`, are appended to `events`.
 
     Args:
         approved: A person approved this call (`ToolContext.approved`).
@@ -108,7 +159,7 @@ async def run_call(
         call_id=call.tool_call_id,
         tool_name=tool.name,
         approved=approved,
-        channel=channel,
+        channel=_CallChannel(channel, turn, step_index, call, events),
     )
     output: JsonValue
     is_error = False

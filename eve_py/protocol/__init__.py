@@ -21,6 +21,8 @@ from eve_py.protocol.envelope import (
 )
 from eve_py.protocol.events import (
     ActionInputAppended,
+    ActionLog,
+    ActionProgress,
     ActionResult,
     ActionsRequested,
     AnyEvent,
@@ -85,6 +87,8 @@ from eve_py.protocol.turns import (
 
 __all__ = (
     "ActionInputAppended",
+    "ActionLog",
+    "ActionProgress",
     "ActionResult",
     "ActionsRequested",
     "AnyEvent",

@@ -17,6 +17,8 @@ from eve_py._json import JsonObject
 from eve_py.protocol.envelope import EventMeta, new_event_id, now_iso
 from eve_py.protocol.payloads import (
     ActionInputAppendedData,
+    ActionLogData,
+    ActionProgressData,
     ActionResultData,
     ActionsRequestedData,
     ContextClearedData,
@@ -44,6 +46,8 @@ from eve_py.protocol.payloads import (
 
 __all__ = (
     "ActionInputAppended",
+    "ActionLog",
+    "ActionProgress",
     "ActionResult",
     "ActionsRequested",
     "AnyEvent",
@@ -160,6 +164,22 @@ class ActionResult(_Event):
     meta: EventMeta
 
 
+class ActionProgress(_Event):
+    """eve-py's: a running call's progress report (eve's client ignores the type)."""
+
+    type: Literal["action.progress"] = "action.progress"
+    data: ActionProgressData
+    meta: EventMeta
+
+
+class ActionLog(_Event):
+    """eve-py's: a running call's log entry (eve's client ignores the type)."""
+
+    type: Literal["action.log"] = "action.log"
+    data: ActionLogData
+    meta: EventMeta
+
+
 class InputRequested(_Event):
     type: Literal["input.requested"] = "input.requested"
     data: InputRequestedData
@@ -240,6 +260,8 @@ Event: TypeAlias = Annotated[
     | MessageCompleted
     | ResultCompleted
     | ActionsRequested
+    | ActionProgress
+    | ActionLog
     | ActionResult
     | InputRequested
     | InputResolved
@@ -273,31 +295,7 @@ AnyEvent: TypeAlias = Event | UnknownEvent
 """What a reader of someone else's stream gets: a known event, or an unknown one passed through."""
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-_CLASSES: tuple[type[_Event], ...] = (
-    SessionStarted,
-    TurnStarted,
-    MessageReceived,
-    StepStarted,
-    StepCompleted,
-    StepFailed,
-    MessageAppended,
-    ActionInputAppended,
-    MessageCompleted,
-    ResultCompleted,
-    ActionsRequested,
-    ActionResult,
-    InputRequested,
-    InputResolved,
-    InputApproved,
-    TurnWaiting,
-    TurnCompleted,
-    TurnFailed,
-    TurnCancelled,
-    ContextCleared,
-    SessionWaiting,
-    SessionFailed,
-    SessionCompleted,
-)
+_CLASSES: tuple[type[_Event], ...] = get_args(get_args(Event)[0])
 EVENT_TYPES: frozenset[str] = frozenset(cls.model_fields["type"].default for cls in _CLASSES)
 """Every event type eve-py knows."""
 

@@ -25,6 +25,8 @@ from eve_py.protocol.requests import (
 
 __all__ = (
     "ActionInputAppendedData",
+    "ActionLogData",
+    "ActionProgressData",
     "ActionResultData",
     "ActionResultError",
     "ActionResultStatus",
@@ -214,6 +216,32 @@ class ActionResultData(_StepScoped):
     result: ToolResultAction
     status: ActionResultStatus
     error: ActionResultError | None = None
+
+
+class ActionProgressData(_StepScoped):
+    """`action.progress` (eve-py's): how far a running call has got (`ctx.report_progress`)."""
+
+    tool_call_id: str
+    tool_name: str
+    progress: float
+    """How much is done; it rises with every report."""
+    total: float | None = None
+    """How much there is in all, when the tool knows."""
+    message: str | None = None
+    """What is happening now, for a person."""
+
+
+class ActionLogData(_StepScoped):
+    """`action.log` (eve-py's): one log entry of a running call (`ctx.log`)."""
+
+    tool_call_id: str
+    tool_name: str
+    level: str
+    """A syslog severity: `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`."""
+    data: JsonValue
+    """The entry: text, or any JSON value."""
+    logger: str | None = None
+    """The name of what logged, when the tool gave one."""
 
 
 class InputRequestedData(_StepScoped):

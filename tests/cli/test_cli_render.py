@@ -8,6 +8,8 @@ from eve_py.cli._render import Renderer as _Renderer
 from eve_py.protocol import new_event
 from eve_py.protocol.payloads import (
     ActionInputAppendedData,
+    ActionLogData,
+    ActionProgressData,
     ActionResultData,
     MessageAppendedData,
     MessageCompletedData,
@@ -44,3 +46,20 @@ def test_tool_results_and_failures_are_shown(capsys: pytest.CaptureFixture[str])
     captured = capsys.readouterr()
     assert captured.out == '  <- note: {"ok": true}\n  x pay: "denied"\n'
     assert captured.err == "turn failed: boom\n"
+
+
+def test_a_tools_progress_and_log_entries_are_side_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    render = _Renderer()
+    call = {**STEP, "tool_call_id": "c1", "tool_name": "index"}
+
+    render(new_event(ActionProgressData(**call, progress=1, total=4, message="listing")))
+    render(new_event(ActionProgressData(**call, progress=0.5)))
+    render(new_event(ActionLogData(**call, level="info", data={"folder": "docs"}, logger="indexer")))
+    render(new_event(ActionLogData(**call, level="warning", data="one file skipped")))
+
+    assert capsys.readouterr().out == (
+        "  .. index 1/4: listing\n"
+        "  .. index 0.5\n"
+        '  .. index info indexer: {"folder": "docs"}\n'
+        "  .. index warning: one file skipped\n"
+    )

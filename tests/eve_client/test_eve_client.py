@@ -9,12 +9,16 @@ prints a JSON line per step, which the tests here check again.
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from eve_py.sessions import SQLiteSessionStore
+from tests.conftest import HITL_APP
 from tests.server.helpers import eve_serve
 
 pytestmark = pytest.mark.anyio
@@ -24,10 +28,10 @@ NODE = HERE / "node_modules" / ".bin" / "node"
 TOKEN = "eve-client-token-5d1e"
 
 
-async def drive(script: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
-    """Run `script` against a fresh `eve-py serve`; its report, by step."""
+async def drive(script: str, tmp_path: Path, app: Path = HITL_APP) -> dict[str, dict[str, Any]]:
+    """Run `script` against a fresh `eve-py serve` of `app`; its report, by step."""
     assert NODE.exists(), f"{NODE} is missing: run `npm ci --prefix tests/eve_client` (scripts/test.sh does)"
-    async with eve_serve(tmp_path / "sessions.db", TOKEN) as (url, _, _):
+    async with eve_serve(tmp_path / "sessions.db", TOKEN, app=app) as (url, _, _):
         with anyio.fail_after(90):
             done = await anyio.run_process([str(NODE), str(HERE / script), url, TOKEN], cwd=HERE, check=False)
     steps = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
@@ -69,3 +73,39 @@ async def test_eves_agent_store_behind_use_eve_agent_follows_the_same_flows(tmp_
     assert report["cancel"] == {"turn": "cancelled"}
     assert report["deltas"]["appended"] >= 2
     assert set(report["deltas"]["statuses"]) >= {"submitted", "streaming", "ready"}
+
+
+REPORTING_ECHO = """
+from eve_py import ToolContext, define_tool
+
+
+async def guarded_echo(text: str, ctx: ToolContext) -> dict[str, str]:
+    await ctx.report_progress(0, 1, "echoing")
+    await ctx.log("info", {"chars": len(text)}, logger="echo")
+    await ctx.report_progress(1, 1)
+    return {"token": "guarded-echo-ok-T4Q9", "echo": text}
+
+
+tool = define_tool(description="Echo a text back with a guard token.", execute=guarded_echo, needs_approval=True)
+"""
+
+
+async def test_eves_client_ignores_eve_pys_progress_and_log_events(tmp_path: Path) -> None:
+    """The approved tool reports progress and logs (`action.progress`, `action.log` on the stream):
+    eve's client, unchanged, still drives every flow."""
+    app = tmp_path / HITL_APP.name
+    shutil.copytree(HITL_APP, app)
+    (app / "agent" / "tools" / "guarded_echo.py").write_text(REPORTING_ECHO, encoding="utf-8")
+
+    report = await drive("drive_client.mjs", tmp_path, app)
+
+    assert "guarded-echo-ok-T4Q9" in report["approved"]["message"]
+    with sqlite3.connect(tmp_path / "sessions.db") as db:  # the store lists no sessions; its table does
+        session_ids = [row[0] for row in db.execute("SELECT id FROM sessions")]
+    store = SQLiteSessionStore(tmp_path / "sessions.db")
+    try:
+        types = [e.type for session_id in session_ids for e in await store.read_events(session_id)]
+    finally:
+        await store.aclose()
+    ran = types.count("action.log")  # every approved run of the echo
+    assert ran >= 1 and types.count("action.progress") == 2 * ran
