@@ -295,7 +295,7 @@ AnyEvent: TypeAlias = Event | UnknownEvent
 """What a reader of someone else's stream gets: a known event, or an unknown one passed through."""
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-_CLASSES: tuple[type[_Event], ...] = get_args(get_args(Event)[0])
+_CLASSES: tuple[type[_Event], ...] = get_args(get_args(Event)[0])  # the union's members: a new type is named once
 EVENT_TYPES: frozenset[str] = frozenset(cls.model_fields["type"].default for cls in _CLASSES)
 """Every event type eve-py knows."""
 
