@@ -11,7 +11,7 @@ resumes the batch, in this process or another, adds an `eve.resume` event and a 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
@@ -25,7 +25,7 @@ from eve_py.tracing import _attributes as a
 from eve_py.tracing._otel import tracer
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Link, Span, Tracer
+    from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 __all__ = ("TurnTrace", "mark_parked", "request_model", "tool_span", "turn_span")
 
@@ -88,6 +88,25 @@ def _recorded(span: Span) -> Iterator[None]:
         raise
 
 
+@contextlib.contextmanager
+def _current(
+    traced: Tracer, name: str, kind: SpanKind, attributes: a.Attributes, links: Sequence[Link] = ()
+) -> Iterator[Span]:
+    """A span started as the current one whose exceptions `_recorded` records (the SDK's own recording is off)."""
+    with (
+        traced.start_as_current_span(
+            name,
+            kind=kind,
+            attributes=attributes,
+            links=links,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span,
+        _recorded(span),
+    ):
+        yield span
+
+
 _UNTRACED = contextlib.nullcontext(TurnTrace(None))
 
 
@@ -124,17 +143,7 @@ def _turn(
     pending = record.pending
     links = _links(pending) if pending is not None else []
     name = f"invoke_agent {agent_name}"
-    with (
-        traced.start_as_current_span(
-            name,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            links=links,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span,
-        _recorded(span),
-    ):
+    with _current(traced, name, SpanKind.INTERNAL, attributes, links) as span:
         if pending is not None:
             unanswered = "cancelled" if cancelling else "ignored"
             resumed = a.resume_attributes(pending, dismissed=record.queued is not None, unanswered=unanswered)
@@ -192,16 +201,7 @@ async def request_model(model: Model, request: ModelRequest, session_id: str) ->
         a.REQUEST_MODEL: model_id,
         a.CONVERSATION: session_id,
     }
-    with (
-        traced.start_as_current_span(
-            f"chat {model_id}",
-            kind=SpanKind.CLIENT,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span,
-        _recorded(span),
-    ):
+    with _current(traced, f"chat {model_id}", SpanKind.CLIENT, attributes) as span:
         response = await model.request(request)
         span.set_attributes(a.response_attributes(response))
         return response
@@ -231,14 +231,5 @@ def _tool(traced: Tracer, session_id: str, call_id: str, tool_name: str, descrip
     }
     if description:
         attributes[a.TOOL_DESCRIPTION] = description
-    with (
-        traced.start_as_current_span(
-            f"execute_tool {tool_name}",
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span,
-        _recorded(span),
-    ):
+    with _current(traced, f"execute_tool {tool_name}", SpanKind.INTERNAL, attributes) as span:
         yield span
