@@ -316,6 +316,7 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "OwnerStore",
         "SQLiteOwners",
         "create_app",
+        "hide_answer_tokens",
         "principal_for",
         "tokens_from_env",
     ),

@@ -3,7 +3,7 @@
 ```python
 link = await session.answer_link(request_id, expires_after=3600, base_url="https://agent.example")
 link.url         # https://agent.example/eve/v1/answer/eyJ2Ijo...   (send it by email or chat)
-result = await answer_with_link(runtime, link.token, {"optionId": "approve"})   # answered by "link"
+result = await runtime.answer_with_link(link.token, {"optionId": "approve"})   # answered by "link"
 ```
 
 The token names the session, the request, a digest of the parked call and its own end, signed

@@ -7,6 +7,7 @@ session = await runtime.create_session()
 result = await session.send("Pick a template")          # TurnResult, maybe status "waiting"
 result = await session.respond([InputResponse(request_id=..., option_id="blue")])
 session = await runtime.get_session(session.id)         # also from another process
+result = await runtime.answer_with_link(link.token, {"optionId": "approve"})  # a link's holder
 ```
 
 The `Session` handles it returns (`eve_py.harness._session`) send messages and answer requests.
@@ -17,8 +18,9 @@ expired in the background (`eve_py.harness._expire`).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 
@@ -27,6 +29,7 @@ from eve_py.agent import Agent
 from eve_py.harness._commit import Committed, EventListener, notify
 from eve_py.harness._conversation import Conversation, ConversationCache
 from eve_py.harness._expire import Sweeper
+from eve_py.harness._links import answer_with_link
 from eve_py.harness._loop import TurnDriver
 from eve_py.harness._session import Session
 from eve_py.harness._turns import ActiveTurns
@@ -34,6 +37,8 @@ from eve_py.models._base import Model
 from eve_py.models._registry import choose_model_spec, resolve_model
 from eve_py.protocol import Event, new_event, new_id, now_iso
 from eve_py.protocol.payloads import RuntimeIdentity, SessionStartedData
+from eve_py.protocol.requests import InputResponse
+from eve_py.protocol.turns import TurnResult
 from eve_py.sessions._memory import MemorySessionStore
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
@@ -143,6 +148,23 @@ class Runtime:
         if deadline is not None and deadline <= time.time() and not self.sweeper.running:
             await session.expire()
         return session
+
+    async def answer_with_link(self, token: str, response: InputResponse | Mapping[str, Any]) -> TurnResult:
+        """Answer the one request an answer link names, as the link's holder (`answeredBy: "link"`).
+
+        `token` is `AnswerLink.token` from `Session.answer_link`, made by any process on this store.
+        `response` may leave `requestId` out: the link fills it in. Returns as `Session.respond` does.
+
+        Raises:
+            LinkInvalidError: The token is not genuine, or the answer names another request.
+            LinkExpiredError: The link's time is up.
+            SessionNotFoundError: Its session is gone.
+            RequestAlreadyAnsweredError: The request was answered (a link answers once) or withdrawn.
+            RequestExpiredError: The request's deadline passed.
+            UnknownRequestError: The session holds no such request.
+            InvalidAnswerError: The answer does not fit the request; the request stays open.
+        """
+        return await answer_with_link(self, token, response)
 
     async def expire_due(self) -> int:
         """Expire every session waiting on a request past its deadline (at most `sweeper.batch` of them).

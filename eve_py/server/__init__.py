@@ -11,6 +11,7 @@ app = create_app(runtime, tokens=["s3cret"])   # a Starlette app; serve it with 
 
 from eve_py.server._app import API_PREFIX, create_app
 from eve_py.server._auth import principal_for, tokens_from_env
+from eve_py.server._links import hide_answer_tokens
 from eve_py.server._owners import MemoryOwners, OwnerStore, SQLiteOwners
 
 __all__ = (
@@ -19,6 +20,7 @@ __all__ = (
     "OwnerStore",
     "SQLiteOwners",
     "create_app",
+    "hide_answer_tokens",
     "principal_for",
     "tokens_from_env",
 )

@@ -62,7 +62,7 @@ from eve_py.server._approvals import Approvals
 from eve_py.server._auth import Authenticator, tokens_from_env
 from eve_py.server._feed import follow_feed
 from eve_py.server._guard import guard_middleware
-from eve_py.server._links import AnswerLinks
+from eve_py.server._links import AnswerLinks, hide_answer_tokens
 from eve_py.server._owners import OwnerStore, owners_for
 from eve_py.server._routes import Api
 from eve_py.server._stream import STREAM_VERSION
@@ -140,6 +140,7 @@ def create_app(
         exception_handlers={HTTPException: _http_error, Exception: _internal_error},
     )
     app.state.eve = api
+    hide_answer_tokens()  # whoever serves the app, an access log never keeps a link's token
     return app
 
 

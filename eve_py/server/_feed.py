@@ -25,13 +25,21 @@ _RETRY_S = 1.0
 
 
 async def follow_feed(
-    feed: SessionFeed, hub: Hub, runner: TurnRunner, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    feed: SessionFeed,
+    hub: Hub,
+    runner: TurnRunner,
+    *,
+    retry_s: float = _RETRY_S,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Route the feed's notices until cancelled: events wake readers, cancels stop turns running here.
 
     Reports started once the first listening connection is in place (no commit after that is missed).
+    A lost connection is tried again every `retry_s` seconds. An outage is logged once, with its
+    cause, when it starts (a warning) and once when it ends (info), not at every failed attempt.
     """
     started = False
+    failed = 0
     while True:
         try:
             async with feed.notices() as notices:
@@ -40,13 +48,19 @@ async def follow_feed(
                     task_status.started()
                 else:
                     hub.wake_all()  # notices were lost while reconnecting
+                    _log.info("listening to the store's notices again (%d attempt(s) failed)", failed)
+                failed = 0
                 async for notice in notices:
                     if notice.kind == "events":
                         hub.wake(notice.session_id)
                     elif runner.busy(notice.session_id):
                         await runner.cancel(notice.session_id)
-        except Exception:
+        except Exception as error:
             if not started:
                 raise
-            _log.warning("lost the store's notices; listening again in %.0f s", _RETRY_S, exc_info=True)
-        await anyio.sleep(_RETRY_S)
+            failed += 1
+            if failed == 1:
+                _log.warning("lost the store's notices; trying again every %.0f s", retry_s, exc_info=True)
+            else:
+                _log.debug("still no store notices after %d attempts: %s", failed, error)
+        await anyio.sleep(retry_s)

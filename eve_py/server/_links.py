@@ -19,6 +19,8 @@ routes. The answer runs as a session route's answers do: an `Answer` (`by="link"
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +38,45 @@ from eve_py.server._bodies import bad_request, error_response, error_status, jso
 from eve_py.server._operations import Answer
 from eve_py.server._routes import Api
 
-__all__ = ("AnswerLinks", "LinkBody")
+__all__ = ("AnswerLinks", "AnswerTokenFilter", "LinkBody", "hide_answer_tokens")
 
 _PAGE = Path(__file__).resolve().parent / "static" / "answer.html"
 
 _PRIVATE = {"cache-control": "no-store", "referrer-policy": "no-referrer", "x-robots-tag": "noindex"}
 """A link's token is its holder's key: never cached, never sent on as a referrer, never indexed."""
+
+
+_TOKEN_IN_PATH = re.compile(r"(/answer/)[^/?#\s\"]+")
+
+HIDDEN_TOKEN = "[token]"
+"""What an answer link's token is written as in a log line."""
+
+
+class AnswerTokenFilter(logging.Filter):
+    """Writes `/answer/{token}` as `/answer/[token]` in every log record it sees.
+
+    A link's token is its holder's key to one request, valid for days: an access log that kept it
+    would hand that key to whoever reads the logs. Applied to uvicorn's access logger by
+    `create_app` (see `hide_answer_tokens`).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_hidden(arg) if isinstance(arg, str) else arg for arg in record.args)
+        if isinstance(record.msg, str):
+            record.msg = _hidden(record.msg)
+        return True
+
+
+def _hidden(text: str) -> str:
+    return _TOKEN_IN_PATH.sub(rf"\g<1>{HIDDEN_TOKEN}", text) if "/answer/" in text else text
+
+
+def hide_answer_tokens(logger: str = "uvicorn.access") -> None:
+    """Add an `AnswerTokenFilter` to `logger` (once; logging's configuration keeps a logger's filters)."""
+    target = logging.getLogger(logger)
+    if not any(isinstance(existing, AnswerTokenFilter) for existing in target.filters):
+        target.addFilter(AnswerTokenFilter())
 
 
 class LinkBody(CamelModel):

@@ -1,4 +1,4 @@
-"""Answer links through the Python API: `Session.answer_link`, then `answer_with_link` from any process on the store.
+"""Answer links through the Python API: `Session.answer_link`, then `Runtime.answer_with_link` from any process.
 
 The token is signed with `EVE_LINK_SECRET` or the store's own secret, lasts until the request's
 deadline (7 days without one, never longer), and answers its one request once.
@@ -25,7 +25,7 @@ from eve_py import (
 )
 from eve_py.agent import Agent, load_mock_model
 from eve_py.errors import UsageError
-from eve_py.harness._links import LINK_SECRET_ENV, answer_with_link, link_secret
+from eve_py.harness._links import LINK_SECRET_ENV, link_secret
 from eve_py.parking._links import DEFAULT_LINK_SECONDS, LinkClaims, link_expiry, sign_link, verify_link
 from eve_py.protocol import InputResolved
 from eve_py.protocol.requests import deadline_iso, parse_deadline
@@ -51,7 +51,7 @@ async def test_a_link_made_before_a_restart_answers_once_and_is_recorded_as_link
     assert abs(parse_deadline(link.expires_at) - time.time() - DEFAULT_LINK_SECONDS) < 5
 
     restarted = runtime_on(store)
-    result = await answer_with_link(restarted, link.token, APPROVE)
+    result = await restarted.answer_with_link(link.token, APPROVE)
     assert result.status == "completed"
     assert result.message == "The guarded echo ran and returned the token guarded-echo-ok-T4Q9."
     events = await (await restarted.get_session(session.id)).events()
@@ -59,7 +59,7 @@ async def test_a_link_made_before_a_restart_answers_once_and_is_recorded_as_link
     assert [(r.outcome, r.answered_by) for r in resolutions] == [("approved", "link")]
 
     with pytest.raises(RequestAlreadyAnsweredError):
-        await answer_with_link(runtime_on(store), link.token, {"optionId": "deny"})
+        await runtime_on(store).answer_with_link(link.token, {"optionId": "deny"})
     with pytest.raises(RequestAlreadyAnsweredError):
         await session.answer_link(request.request_id)
 
@@ -74,10 +74,10 @@ async def test_a_refused_answer_leaves_the_link_usable_and_another_request_is_no
     assert 3590 < parse_deadline(link.expires_at) - time.time() <= 3600
 
     with pytest.raises(LinkInvalidError, match="answers request"):
-        await answer_with_link(runtime, link.token, {"requestId": approval.request_id, **APPROVE})
+        await runtime.answer_with_link(link.token, {"requestId": approval.request_id, **APPROVE})
     with pytest.raises(InvalidAnswerError, match="not offered"):
-        await answer_with_link(runtime, link.token, {"optionId": "purple"})
-    result = await answer_with_link(runtime, link.token, {"requestId": colour.request_id, "optionId": "blue"})
+        await runtime.answer_with_link(link.token, {"optionId": "purple"})
+    result = await runtime.answer_with_link(link.token, {"requestId": colour.request_id, "optionId": "blue"})
     assert [r.request_id for r in result.input_requests] == [approval.request_id]  # the approval is still open
     with pytest.raises(UnknownRequestError):
         await session.answer_link("no-such-request")
@@ -100,15 +100,15 @@ async def test_a_token_is_refused_when_changed_anywhere_signed_with_another_secr
 
     other_call = LinkClaims(session.id, request.request_id, "not-the-calls-digest", int(time.time()) + 60)
     with pytest.raises(LinkInvalidError, match="another question"):
-        await answer_with_link(runtime, sign_link(secret, other_call), APPROVE)
+        await runtime.answer_with_link(sign_link(secret, other_call), APPROVE)
 
     monkeypatch.setenv(LINK_SECRET_ENV, "a secret every worker is given")
     assert await link_secret(store) == b"a secret every worker is given"
     with pytest.raises(LinkInvalidError):
-        await answer_with_link(runtime, token, APPROVE)  # signed with the store's secret
+        await runtime.answer_with_link(token, APPROVE)  # signed with the store's secret
     signed_here = (await session.answer_link(request.request_id)).token
     assert verify_link(b"a secret every worker is given", signed_here, now=time.time()).session_id == session.id
-    assert (await answer_with_link(runtime, signed_here, APPROVE)).status == "completed"
+    assert (await runtime.answer_with_link(signed_here, APPROVE)).status == "completed"
 
 
 async def test_an_expired_link_is_refused_as_expired_and_its_changed_expiry_as_invalid() -> None:
@@ -125,10 +125,10 @@ async def test_an_expired_link_is_refused_as_expired_and_its_changed_expiry_as_i
     assert (expired.value.status, expired.value.code) == (410, "link_expired")
     past = LinkClaims(claims.session_id, claims.request_id, claims.digest, int(time.time()) - 1)
     with pytest.raises(LinkExpiredError):
-        await answer_with_link(runtime, sign_link(secret, past), APPROVE)
+        await runtime.answer_with_link(sign_link(secret, past), APPROVE)
     forged = sign_link(b"someone else's secret", past)
     with pytest.raises(LinkInvalidError) as invalid:  # the signature is checked before the expiry
-        await answer_with_link(runtime, forged, APPROVE)
+        await runtime.answer_with_link(forged, APPROVE)
     assert (invalid.value.status, invalid.value.code) == (403, "link_invalid")
     assert (await session.refresh()).input_requests == [request]
 
@@ -182,7 +182,7 @@ async def test_a_link_to_a_request_with_a_deadline_ends_with_it_and_the_request_
     real = time.time
     monkeypatch.setattr(time, "time", lambda: real() + 601)  # past the deadline: nobody answered
     with pytest.raises(LinkExpiredError):
-        await answer_with_link(runtime, token, APPROVE)
+        await runtime.answer_with_link(token, APPROVE)
     with pytest.raises(RequestExpiredError):
         await session.answer_link(request.request_id)
     await runtime.get_session(session.id)  # a process that loads the session expires the request

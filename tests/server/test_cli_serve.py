@@ -71,6 +71,26 @@ async def test_serve_with_token_requires_it(tmp_path: Path) -> None:
     assert "stopped; parked sessions stay parked" in errors
 
 
+async def test_access_log_never_keeps_an_answer_links_token(tmp_path: Path) -> None:
+    token = "eyJ2IjoxfQ.c2VjcmV0LXNpZ25hdHVyZQ"
+    async with eve_serve(tmp_path / "s.db", None, "--access-log", "--log-level", "info") as (url, process, _):
+        async with httpx.AsyncClient(base_url=url) as http:
+            shown = await http.get(f"/eve/v1/answer/{token}", headers={"accept": "application/json"})
+            answered = await http.post(f"/eve/v1/answer/{token}?from=mail", json={"optionId": "approve"})
+            health = await http.get("/eve/v1/health")
+        process.send_signal(signal.SIGINT)
+        with anyio.fail_after(15):
+            await process.wait()
+        assert process.stdout is not None
+        logged = "".join([chunk async for chunk in TextReceiveStream(process.stdout)])
+        logged += await stderr_of(process)
+    assert (shown.status_code, answered.status_code, health.status_code) == (403, 403, 200)
+    assert token not in logged and "c2VjcmV0" not in logged
+    assert '"GET /eve/v1/answer/[token] HTTP/1.1" 403' in logged, logged
+    assert '"POST /eve/v1/answer/[token]?from=mail HTTP/1.1" 403' in logged, logged
+    assert '"GET /eve/v1/health HTTP/1.1" 200' in logged, logged  # the rest of the log is as it was
+
+
 async def test_serve_refuses_a_non_loopback_host_without_a_token(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"}
     command = [sys.executable, "-m", "eve_py", "serve", str(HITL_APP), "--model", "mock", "--host", "0.0.0.0"]
