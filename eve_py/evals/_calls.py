@@ -88,7 +88,8 @@ def collect_tool_calls(events: Sequence[AnyEvent], conversation: Sequence[Messag
         elif isinstance(event, InputResolved):
             for resolution in event.data.resolutions:
                 asked = open_client.pop(resolution.request_id, None)
-                if asked is not None:
+                # An expired call's one result is the INPUT_EXPIRED `action.result` it already has.
+                if asked is not None and resolution.outcome != "expired":
                     answered = resolution.response if resolution.outcome == "answered" else None
                     calls[asked.action.call_id].answered.append(client_result(asked, answered))
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from eve_py import InputResponse, Runtime
+from eve_py import InputResponse, Runtime, define_client_tool
 from eve_py.agent import Agent
 from eve_py.evals._calls import collect_tool_calls
 from eve_py.models._base import Model
+from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
+from tests.clock import Clock
 
 pytestmark = pytest.mark.anyio
 
@@ -86,3 +88,35 @@ async def test_an_answered_question_in_a_batch_left_open_by_an_approval_keeps_it
     assert calls["ask_question"].output == {"pickedIds": ["blue"]}
     assert calls["guarded_echo"].output == {"token": "guarded-echo-ok-T4Q9", "echo": "review"}
     assert all(call.result_count == 1 for call in calls.values())
+
+
+async def test_an_expired_client_tool_call_has_its_one_error_result_with_and_without_the_conversation(
+    clock: Clock,
+) -> None:
+    pick = define_client_tool(
+        description="Pick a colour.",
+        input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}},
+        expires_after=60,
+    )
+
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            return MockResponse(tool_calls=[MockToolCall("pick", {"prompt": "Which colour?"})])
+        return "went on without it"
+
+    runtime = Runtime(Agent.from_definitions({"pick": pick}), model=MockModel(respond))
+    session = await runtime.create_session()
+    [request] = (await session.send("pick one")).input_requests
+    clock.set(61)
+    assert await runtime.expire_due() == 1
+    events = await session.events()
+
+    [from_events] = collect_tool_calls(events)  # as behind --url: no conversation to read
+    [from_both] = collect_tool_calls(events, await session.messages())
+
+    assert from_events.call_id == from_both.call_id == request.request_id
+    assert from_events.request_kind == "client-tool"
+    assert from_events.result_count == from_both.result_count == 1
+    assert from_events.is_error and from_both.is_error
+    assert isinstance(from_events.output, dict) and from_events.output["code"] == "INPUT_EXPIRED"
+    assert from_events.output == from_both.output
