@@ -32,6 +32,7 @@ from eve_py.parking._expire import with_deadlines
 from eve_py.parking._park import StepPlan, decide, park_events, triage
 from eve_py.parking._results import action_result
 from eve_py.protocol import Event
+from eve_py.protocol.content import content_blocks
 from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolResultPart, UserMessage
 from eve_py.protocol.payloads import ActionLogData, ActionProgressData
 from eve_py.protocol.pending import PendingStep, RecordedOutcome
@@ -169,10 +170,10 @@ async def run_call(
             outcome = await tool.plan.run(call.input, ctx, recorded)
             if isinstance(outcome, NeedsInput):
                 return outcome.questions
-            output = to_json_value(outcome.value)
+            output = _stored(outcome.value)
             if tool.output_schema is not None:
                 schema_validator(tool.output_schema).validate(output)
-            model_output = output if tool.to_model_output is None else to_json_value(tool.to_model_output(output))
+            model_output = output if tool.to_model_output is None else _stored(tool.to_model_output(output))
     except pydantic.ValidationError as exc:
         output = model_output = f"Invalid input for tool {tool.name!r}: {describe_validation_error(exc)}"
         is_error = True
@@ -190,6 +191,12 @@ async def run_call(
     else:
         events.append(action_result(turn, step_index, call, output, "completed"))
     return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error)
+
+
+def _stored(value: object) -> JsonValue:
+    """A tool's output as JSON; content blocks, one or many, as a list (what `content_from_json` reads)."""
+    blocks = content_blocks(value)
+    return to_json_value(value if blocks is None else blocks)
 
 
 async def _needs_approval(record: SessionRecord, call: ToolCallPart, tool: ResolvedTool) -> bool | Exception:

@@ -14,6 +14,15 @@ ToolMessage(results)          {"role": "user", "content": [{"type": "tool_result
 ToolSpec                      {"name", "description", "input_schema"}
 ```
 
+A result of content blocks (`eve_py.protocol.content`) is a list of blocks in `content`: text
+blocks and text resources as `text` blocks, each image (PNG, JPEG, GIF, WebP) as an `image`
+block with a base64 `source`, audio and other blobs as a `text` note naming their type and size:
+
+```
+{"type": "tool_result", "tool_use_id": "toolu_...", "content": [{"type": "text", "text": "Rainfall:"},
+ {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR..."}}]}
+```
+
 Consecutive messages of one role are merged into one message, so a user message that follows
 a tool message (the user sent a new message instead of answering a parked question) becomes
 text *after* the `tool_result` blocks of the same user message, as the API requires: results
@@ -49,9 +58,9 @@ from eve_py.models._base import (
 )
 from eve_py.models._http import HTTPModel, ProviderHTTP
 from eve_py.models._retry import RetryPolicy
-from eve_py.models._shared import dumps, output_text, parse_arguments, wire_call_id
+from eve_py.models._shared import dumps, output_text, parse_arguments, result_pieces, wire_call_id
 from eve_py.models._sse import sse_events
-from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage, UserMessage
+from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage, ToolResultPart, UserMessage
 
 __all__ = ("ANTHROPIC_BASE_URL", "ANTHROPIC_VERSION", "AnthropicModel", "to_anthropic_messages", "to_anthropic_tools")
 
@@ -357,13 +366,27 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[JsonValue]:
                 result: JsonObject = {
                     "type": "tool_result",
                     "tool_use_id": _tool_use_id(part.tool_call_id),
-                    "content": output_text(part),
+                    "content": _result_content(part),
                 }
                 if part.is_error:
                     result["is_error"] = True
                 results.append(result)
             add("user", results)
     return [{"role": role, "content": blocks} for role, blocks in wire]
+
+
+def _result_content(part: ToolResultPart) -> JsonValue:
+    """A `tool_result`'s content: the output's text, or its content blocks as text and image blocks."""
+    pieces = result_pieces(part)
+    blocks: list[JsonValue] = []
+    for piece in pieces or ():
+        if isinstance(piece, str):
+            if piece.strip():  # a blank text block is refused
+                blocks.append({"type": "text", "text": piece})
+        else:
+            source: JsonObject = {"type": "base64", "media_type": piece.mime_type, "data": piece.data}
+            blocks.append({"type": "image", "source": source})
+    return blocks or output_text(part)
 
 
 def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[JsonValue]:

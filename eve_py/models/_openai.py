@@ -21,6 +21,18 @@ A tool output that is not a string is sent as its JSON text. Chat Completions ha
 flag on tool messages, so an error result is sent as its message (eve-py's error texts say
 what went wrong, e.g. `Error executing tool refund: ...`).
 
+A result of content blocks (`eve_py.protocol.content`) is sent as text: text blocks and text
+resources as they are, each image as a line `[Image 1: image/png, in the user message after
+these tool results]`, audio and other blobs as a note naming their type and size. A `tool`
+message takes text only (`ChatCompletionToolMessageParam.content` is text or text parts), so
+the images (PNG, JPEG, GIF, WebP) follow the step's tool messages in one `user` message, each
+an `image_url` part with a `data:` URL after a text part naming it:
+
+```
+{"role": "user", "content": [{"type": "text", "text": "Image 1, from the chart result:"},
+                             {"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}]}
+```
+
 Wire → eve-py: `choices[0].message.content` is the text; each `tool_calls[i]` becomes a
 `ModelToolCall` whose `arguments` text is parsed (text that is not a JSON object leaves
 `input_error` set, and the harness answers the call with an error result). Streaming chunks
@@ -52,7 +64,7 @@ from eve_py.models._base import (
 )
 from eve_py.models._http import HTTPModel, ProviderHTTP
 from eve_py.models._retry import RetryPolicy
-from eve_py.models._shared import dumps, output_text, parse_arguments, wire_call_id
+from eve_py.models._shared import dumps, output_text, parse_arguments, result_pieces, wire_call_id
 from eve_py.models._sse import sse_events
 from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage, UserMessage
 
@@ -328,10 +340,33 @@ def to_chat_messages(instructions: str | None, messages: Sequence[Message]) -> l
                 ]
             wire.append(entry)
         elif isinstance(message, ToolMessage):
-            wire.extend(
-                {"role": "tool", "tool_call_id": _call_id(part.tool_call_id), "content": output_text(part)}
-                for part in message.content
-            )
+            wire.extend(_tool_messages(message))
+    return wire
+
+
+def _tool_messages(message: ToolMessage) -> list[JsonValue]:
+    """One `tool` message per result, then one `user` message holding the results' images, if any."""
+    wire: list[JsonValue] = []
+    images: list[JsonValue] = []
+    for part in message.content:
+        pieces = result_pieces(part)
+        if pieces is None:
+            text = output_text(part)
+        else:
+            lines = []
+            for piece in pieces:
+                if isinstance(piece, str):
+                    lines.append(piece)
+                    continue
+                label = f"Image {len(images) // 2 + 1}"
+                lines.append(f"[{label}: {piece.mime_type}, in the user message after these tool results]")
+                url = f"data:{piece.mime_type};base64,{piece.data}"
+                images.append({"type": "text", "text": f"{label}, from the {part.tool_name} result:"})
+                images.append({"type": "image_url", "image_url": {"url": url}})
+            text = "\n".join(lines)
+        wire.append({"role": "tool", "tool_call_id": _call_id(part.tool_call_id), "content": text})
+    if images:
+        wire.append({"role": "user", "content": images})
     return wire
 
 

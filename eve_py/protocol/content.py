@@ -20,15 +20,21 @@ def chart(city: str) -> list[TextContent | ImageContent | EmbeddedResource]:
 
 Served over MCP (`eve-py mcp`) the blocks are the call's `content`, as they are. On eve's
 wire and in the conversation a tool result holds their JSON (camelCase: `mimeType`), so the
-wire shape is MCP's content-block shape.
+wire shape is MCP's content-block shape, and `content_from_json` reads them back: an output that
+is a non-empty list of exactly these shapes is content (as eve reads an MCP connection's
+result). The model adapters send it as text and images (`eve_py.models`), the browser chat
+shows it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field, TypeAdapter, ValidationError
 
 from eve_py._camel import CamelModel
+from eve_py._json import JsonValue
 
 __all__ = (
     "AudioContent",
@@ -39,6 +45,7 @@ __all__ = (
     "TextContent",
     "TextResourceContents",
     "content_blocks",
+    "content_from_json",
 )
 
 
@@ -102,3 +109,24 @@ def content_blocks(value: object) -> list[ContentBlock] | None:
         if all(isinstance(block, _BLOCKS) for block in value):
             return list(value)
     return None
+
+
+_BLOCK_LIST: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[Annotated[ContentBlock, Field(discriminator="type")]])
+_TYPES = frozenset({"text", "image", "audio", "resource"})
+
+
+def content_from_json(output: JsonValue) -> list[ContentBlock] | None:
+    """The content blocks a stored tool output holds, else None.
+
+    An output is content when it is a non-empty list whose every item is exactly one block's
+    JSON (camelCase, no other keys): what a tool that returned blocks is stored as. Any other
+    output (an object, text, a list of other things) is JSON data.
+    """
+    if not isinstance(output, list) or not output:
+        return None
+    if not all(isinstance(item, dict) and item.get("type") in _TYPES for item in output):
+        return None
+    try:
+        return _BLOCK_LIST.validate_python(output)
+    except ValidationError:
+        return None

@@ -19,6 +19,7 @@ import anyio.lowlevel
 from eve_py._json import JsonObject, JsonSchema, JsonValue
 from eve_py.errors import ModelError
 from eve_py.models._base import ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ModelUsage
+from eve_py.protocol.content import ContentBlock, content_from_json
 from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage, UserMessage
 
 __all__ = (
@@ -52,6 +53,9 @@ class MockToolResult:
     output: JsonValue
     """The output as JSON data (not a string encoding of it)."""
     is_error: bool
+    content: Sequence[ContentBlock] | None = None
+    """The output's content blocks (text, images, audio, resources) when the tool returned them:
+    what a provider adapter sends a model as text and images."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -113,7 +117,13 @@ class MockModelRequest:
 
 def _results(messages: Iterable[Message]) -> list[MockToolResult]:
     return [
-        MockToolResult(id=p.tool_call_id, name=p.tool_name, output=p.output, is_error=p.is_error)
+        MockToolResult(
+            id=p.tool_call_id,
+            name=p.tool_name,
+            output=p.output,
+            is_error=p.is_error,
+            content=content_from_json(p.output),
+        )
         for message in messages
         if isinstance(message, ToolMessage)
         for p in message.content

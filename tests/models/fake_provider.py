@@ -149,6 +149,18 @@ def _output(text: str) -> tuple[Any, bool]:
         return text, True
 
 
+def _result_output(content: str | list[dict[str, Any]]) -> Any:
+    """A `tool_result`'s content: its text read by `_output`, or its text and image blocks as content blocks' JSON."""
+    if isinstance(content, str):
+        return _output(content)[0]
+    return [
+        {"type": "image", "data": block["source"]["data"], "mimeType": block["source"]["media_type"]}
+        if block["type"] == "image"
+        else {"type": "text", "text": block["text"]}
+        for block in content
+    ]
+
+
 def decode_openai(body: dict[str, Any]) -> ModelRequest:
     """A Chat Completions body as eve-py's neutral request (tool errors guessed: see `_output`)."""
     instructions = None
@@ -219,7 +231,7 @@ def decode_anthropic(body: dict[str, Any]) -> ModelRequest:
             ToolResultPart(
                 tool_call_id=block["tool_use_id"],
                 tool_name=names.get(block["tool_use_id"], "?"),
-                output=_output(block["content"])[0],
+                output=_result_output(block.get("content", "")),
                 is_error=bool(block.get("is_error")),
             )
             for block in blocks
