@@ -1,7 +1,7 @@
 // eve-py browser chat: talks to the session API under /eve/v1 (vercel/eve 0.80.1's wire), shows
 // the conversation and wires the page. No build step, no dependencies. The other scripts, loaded
 // before this one: requests.js (a request's card), batches.js (a step's batch of cards),
-// stream.js (following the NDJSON event stream).
+// stream.js (following the NDJSON event stream), content.js (a result's images, audio, resources).
 "use strict";
 
 const API = "/eve/v1";
@@ -184,14 +184,15 @@ function handle(event) {
       dropLive(stepKey(data)); // its text never completed
       break;
     case "action.result": {
-      // A tool's result in words: its output's fields as rows, a failure's message as text.
+      // A tool's result in words: its output's fields as rows, a failure's message as text;
+      // content blocks (content.js) as text, images, audio and resources.
       const result = data.result || {};
       const failed = result.isError || (data.status && data.status !== "completed");
       const mark = data.status === "rejected" ? "⊘" : failed ? "✗" : "↳";
       const verb = data.status === "rejected" ? "did not run" : failed ? "failed" : "returned";
       add(el("div", { class: failed ? "tool error" : "tool", "data-status": data.status },
         el("span", { class: "tool-head", text: `${mark} ${result.toolName} ${verb}` }),
-        valueView(result.output, `${result.toolName} result`)));
+        (!failed && contentView(result.output, result.toolName)) || valueView(result.output, `${result.toolName} result`)));
       break;
     }
     case "input.requested":
