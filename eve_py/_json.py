@@ -42,6 +42,9 @@ def canonical_dumps(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+_STRICT = json.JSONEncoder(allow_nan=False, ensure_ascii=False)
+"""`json_problem`'s first check, made once (`json.dumps` makes an encoder per call)."""
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """In a decoded Python string a surrogate is always lone (a pair decodes to one code point)."""
 
@@ -57,7 +60,7 @@ def json_problem(value: object) -> str | None:
         E.g. `"NaN at pickedIds/0 is not a JSON number"`, or None.
     """
     try:  # the C encoder refuses NaN and Infinity; UTF-8 refuses a lone surrogate, in a key too
-        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+        _STRICT.encode(value).encode("utf-8")
     except Exception:  # noqa: BLE001 - which problem, and where: the walk below says
         pass
     else:

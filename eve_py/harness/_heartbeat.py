@@ -112,9 +112,12 @@ class LeaseKeeper(ForwardingStore):
             yield
         finally:
             _PACEMAKER.remove(self)
-            with anyio.CancelScope(shield=True):
-                async with self._lock:  # a beat already on its way finds nothing to renew
-                    self._held = None
+            if self._lock.locked():  # a beat is on its way: once it is done, it finds nothing to renew
+                with anyio.CancelScope(shield=True):
+                    async with self._lock:
+                        self._held = None
+            else:  # no beat can start before this returns: nothing here awaits
+                self._held = None
 
     def _beat_from_thread(self, token: EventLoopToken) -> None:
         try:

@@ -38,7 +38,10 @@ def check_pairing(messages: Sequence[Message], *, start: int = 0, seen: set[str]
         message = messages[index]
         if isinstance(message, AssistantMessage):
             ids = [call.tool_call_id for call in message.tool_calls]
-            repeated = sorted({i for i in ids if i in seen} | {i for i, n in Counter(ids).items() if n > 1})
+            fresh = len(set(ids)) == len(ids) and seen.isdisjoint(ids)  # the usual case, said without Counters
+            repeated = (
+                [] if fresh else sorted({i for i in ids if i in seen} | {i for i, n in Counter(ids).items() if n > 1})
+            )
             if repeated:
                 raise PairingError(
                     f"messages[{index}]: tool call ids must be unique, repeated: {repeated}", call_ids=repeated
@@ -51,6 +54,8 @@ def check_pairing(messages: Sequence[Message], *, start: int = 0, seen: set[str]
                 raise PairingError(
                     f"messages[{index}]: tool calls without a result immediately after: {ids}", call_ids=ids
                 )
+            if [part.tool_call_id for part in following.content] == ids:
+                continue  # one result per call, in call order: what eve-py itself writes
             counts = Counter(part.tool_call_id for part in following.content)
             missing = [i for i in ids if counts[i] == 0]
             duplicated = sorted(i for i, n in counts.items() if n > 1)

@@ -259,9 +259,10 @@ async def run_step_calls(
         else:
             plan.ask(call, outcome)
 
-    async with anyio.create_task_group() as group:
-        for call, tool in plan.runnable:
-            group.start_soon(run, call, tool)
+    if plan.runnable:  # a step of client tools and approvals only runs nothing here
+        async with anyio.create_task_group() as group:
+            for call, tool in plan.runnable:
+                group.start_soon(run, call, tool)
     ran = [event for events in own.values() for event in events]  # in call order, whatever order they finished
     return plan, rejected, ran
 

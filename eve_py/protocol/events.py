@@ -366,12 +366,13 @@ def load_event(raw: str | bytes) -> Event:
 
 def dump_event(event: CamelModel) -> str:
     """An event as the JSON a store keeps (the same as its NDJSON line, without the newline)."""
-    return event.model_dump_json(by_alias=True, exclude_none=True)
+    # pydantic-core's serializer itself: `model_dump_json`'s Python wrapper costs about as much again.
+    return event.__pydantic_serializer__.to_json(event, by_alias=True, exclude_none=True).decode()
 
 
 def encode_event(event: CamelModel) -> bytes:
     """One event as an NDJSON line: camelCase JSON, unset optional fields left out, then `\\n`."""
-    return event.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8") + b"\n"
+    return event.__pydantic_serializer__.to_json(event, by_alias=True, exclude_none=True) + b"\n"
 
 
 def payload(event: AnyEvent) -> dict[str, Any]:

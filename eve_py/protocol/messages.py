@@ -102,7 +102,8 @@ _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 
 def dump_message(message: Message) -> str:
     """A message as the JSON a store keeps (camelCase keys, unset optional fields left out)."""
-    return _MESSAGE.dump_json(message, by_alias=True, exclude_none=True).decode()
+    # The message's own serializer: what the union's picks for it, without the union's dispatch.
+    return message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_none=True).decode()
 
 
 def load_messages(rows: Sequence[str]) -> list[Message]:

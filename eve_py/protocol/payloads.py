@@ -259,12 +259,17 @@ class InputRequestedData(_StepScoped):
     @classmethod
     def of(cls, requests: Sequence[InputRequest], *, sequence: int, turn_id: str, step_index: int) -> Self:
         """The payload for a batch of eve-py requests: each projected to eve's shape, the rest as extensions."""
-        extensions = {r.request_id: ext for r in requests if (ext := r.extension()) is not None}
+        projected = [r.to_eve() for r in requests]
+        extensions = {
+            r.request_id: ext
+            for r, eve in zip(requests, projected, strict=True)
+            if (ext := r.extension(eve)) is not None
+        }
         return cls(
             sequence=sequence,
             turn_id=turn_id,
             step_index=step_index,
-            requests=[r.to_eve() for r in requests],
+            requests=projected,
             extensions=extensions or None,
         )
 

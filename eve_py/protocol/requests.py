@@ -123,9 +123,13 @@ class InputRequest(CamelModel):
             allow_freeform=self.allow_freeform,
         )
 
-    def extension(self) -> RequestExtension | None:
-        """What eve's shape cannot say about this request, or None when it says it all."""
-        eve = self.to_eve()
+    def extension(self, eve: EveInputRequest | None = None) -> RequestExtension | None:
+        """What eve's shape cannot say about this request, or None when it says it all.
+
+        Args:
+            eve: `to_eve()`'s projection, when the caller made it already.
+        """
+        eve = self.to_eve() if eve is None else eve
         if (
             eve.kind == self.kind
             and eve.display == self.display

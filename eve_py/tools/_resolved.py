@@ -7,6 +7,7 @@ client-resolved tool never gets an executor attached.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,9 +58,9 @@ class ResolvedTool:
             return bool(policy(ctx, principal))
         return principal in policy
 
-    @property
+    @functools.cached_property
     def spec(self) -> ToolSpec:
-        """The tool as the model sees it."""
+        """The tool as the model sees it (made once: every model step sends it)."""
         return ToolSpec(name=self.name, description=self.description, input_schema=self.input_schema)
 
     async def approval_required(self, ctx: ApprovalContext) -> bool:
