@@ -96,6 +96,10 @@ class ToolChannel(Protocol):
         """Whether `feature` can be asked of whoever runs the call."""
         ...
 
+    async def resource_updated(self, uri: str) -> None:
+        """Tell whoever listens to the resource at `uri` that it changed."""
+        ...
+
 
 class _Silent:
     """Nobody listens: progress and logs cost a call that returns; sampling is unavailable."""
@@ -121,6 +125,9 @@ class _Silent:
     def offers(self, feature: ClientFeature) -> bool:
         # A resolver's question parks for a person wherever no client is connected.
         return feature == "elicitation"
+
+    async def resource_updated(self, uri: str) -> None:
+        return None
 
 
 SILENT: ToolChannel = _Silent()
@@ -210,6 +217,20 @@ class ToolContext:
         Outside MCP only elicitation is offered (a person answers the parked question).
         """
         return self.channel.offers(feature)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Say that the resource at `uri` (one of the app's `agent/resources/`) now reads differently.
+
+        Served by `eve-py mcp`, every client of this process subscribed to `uri` (`resources/subscribe`
+        on the legacy era, a `subscriptions/listen` stream on the 2026 era) gets
+        `notifications/resources/updated` and may read it again. Elsewhere nobody subscribes, and
+        nothing is sent.
+
+        Args:
+            uri: The resource's URI exactly as clients read it (a template's filled in, e.g.
+                `orders://ORD-7002`).
+        """
+        await self.channel.resource_updated(uri)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -92,6 +92,9 @@ class _CallChannel:
     def offers(self, feature: ClientFeature) -> bool:
         return self._inner.offers(feature)
 
+    async def resource_updated(self, uri: str) -> None:
+        await self._inner.resource_updated(uri)
+
 
 class ModelChannel:
     """The `ToolChannel` of the calls the agent loop runs: a tool's `ctx.sample(...)` (and an MCP
@@ -129,6 +132,9 @@ class ModelChannel:
 
     def offers(self, feature: ClientFeature) -> bool:
         return feature in ("elicitation", "sampling")
+
+    async def resource_updated(self, uri: str) -> None:
+        return None  # an agent run serves no MCP client to tell
 
 
 async def run_call(

@@ -17,6 +17,8 @@ from typing import Any
 import anyio
 import pytest
 
+from eve_py.protocol import ActionResult
+from eve_py.protocol.content import content_from_json
 from eve_py.sessions import SQLiteSessionStore
 from tests.conftest import HITL_APP
 from tests.server.helpers import eve_serve
@@ -109,3 +111,43 @@ async def test_eves_client_ignores_eve_pys_progress_and_log_events(tmp_path: Pat
         await store.aclose()
     ran = types.count("action.log")  # every approved run of the echo
     assert ran >= 1 and types.count("action.progress") == 2 * ran
+
+
+PICTURE_NOTE = """
+from eve_py import ToolContext, define_tool
+from eve_py.protocol.content import ImageContent, TextContent
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+
+def note(text: str, ctx: ToolContext) -> list[TextContent | ImageContent]:
+    return [TextContent(text=text), ImageContent(data=PNG, mime_type="image/png")]
+
+
+tool = define_tool(description="Record a short note, with a picture.", execute=note)
+"""
+
+
+async def test_eves_client_takes_a_result_of_content_blocks(tmp_path: Path) -> None:
+    """The note tool returns text and an image (its `action.result` output is MCP content blocks):
+    eve's client, unchanged, validates the stream and drives every flow."""
+    app = tmp_path / HITL_APP.name
+    shutil.copytree(HITL_APP, app)
+    (app / "agent" / "tools" / "note.py").write_text(PICTURE_NOTE, encoding="utf-8")
+
+    report = await drive("drive_client.mjs", tmp_path, app)
+
+    assert report["answered"]["message"] == "Recorded your pick: tpl_blue."
+    with sqlite3.connect(tmp_path / "sessions.db") as db:
+        session_ids = [row[0] for row in db.execute("SELECT id FROM sessions")]
+    store = SQLiteSessionStore(tmp_path / "sessions.db")
+    try:
+        outputs = [
+            e.data.result.output
+            for session_id in session_ids
+            for e in await store.read_events(session_id)
+            if isinstance(e, ActionResult) and e.data.result.tool_name == "note"
+        ]
+    finally:
+        await store.aclose()
+    assert outputs and all([b.type for b in content_from_json(output) or []] == ["text", "image"] for output in outputs)

@@ -167,6 +167,9 @@ class RoundChannel:
     def offers(self, feature: ClientFeature) -> bool:
         return offered(self.capabilities, feature)
 
+    async def resource_updated(self, uri: str) -> None:
+        await self.client.resource_updated(uri)
+
     def _answer(self, prefix: str, request: types.InputRequest) -> JsonValue:
         digest = _digest(request)
         ask = ClientAsk(key=prefix + digest, request=request, digest=digest)

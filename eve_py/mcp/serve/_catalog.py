@@ -33,6 +33,7 @@ from eve_py.mcp.serve._features import Completer, PromptDefinition, PromptMessag
 from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._pages import DEFAULT_PAGE_SIZE, Pages
 from eve_py.mcp.serve._results import mcp_block
+from eve_py.mcp.serve._updates import ResourceUpdates
 from eve_py.protocol.content import TextContent, content_blocks
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.resolvers._solver import Question
@@ -241,13 +242,12 @@ async def _complete(catalog: Catalog, params: types.CompleteRequestParams) -> ty
     )
 
 
-def _serve_resources(server: Server[Any], catalog: Catalog, page_size: int) -> None:
+def _serve_resources(server: Server[Any], catalog: Catalog, page_size: int, updates: ResourceUpdates) -> None:
     listed = [_listed_resource(name, resource) for name, resource in catalog.resources.values()]
     resources = Pages("resources", listed, lambda r: str(r.uri), size=page_size)
     templates = Pages(
         "templates", [_listed_template(*t) for t in catalog.templates], lambda t: t.uri_template, size=page_size
     )
-    subscribed: set[str] = set()
 
     async def on_list(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> Any:
         page, cursor = resources.page(params.cursor if params is not None else None)
@@ -261,11 +261,11 @@ def _serve_resources(server: Server[Any], catalog: Catalog, page_size: int) -> N
         return await _read(catalog, str(params.uri))
 
     async def on_subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> Any:
-        subscribed.add(str(params.uri))  # declared resources never change: nothing will be sent
+        updates.subscribe(ctx, str(params.uri))
         return types.EmptyResult()
 
     async def on_unsubscribe(ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> Any:
-        subscribed.discard(str(params.uri))
+        updates.unsubscribe(ctx, str(params.uri))
         return types.EmptyResult()
 
     server.add_request_handler("resources/list", types.PaginatedRequestParams, on_list)
@@ -273,6 +273,7 @@ def _serve_resources(server: Server[Any], catalog: Catalog, page_size: int) -> N
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, on_read)
     server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, on_subscribe)
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, on_unsubscribe)
+    server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, updates.listen)
 
 
 def _serve_prompts(server: Server[Any], catalog: Catalog, page_size: int, nonces: Nonces) -> None:
@@ -289,14 +290,22 @@ def _serve_prompts(server: Server[Any], catalog: Catalog, page_size: int, nonces
     server.add_request_handler("prompts/get", types.GetPromptRequestParams, on_get)
 
 
-def serve_catalog(server: Server[Any], catalog: Catalog, *, nonces: Nonces, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+def serve_catalog(
+    server: Server[Any],
+    catalog: Catalog,
+    *,
+    nonces: Nonces,
+    updates: ResourceUpdates,
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> None:
     """Add the handlers for `catalog` to `server`: resources, prompts, and completions for either.
 
     Only what the app declares is served (and so declared as a capability). `nonces` records the
-    sealed states of prompts that ask, as of tools.
+    sealed states of prompts that ask, as of tools; `updates` keeps who subscribed to which
+    resource (`resources/subscribe`, `subscriptions/listen`).
     """
     if catalog.resources or catalog.templates:
-        _serve_resources(server, catalog, page_size)
+        _serve_resources(server, catalog, page_size, updates)
     if catalog.prompts:
         _serve_prompts(server, catalog, page_size, nonces)
     if catalog.prompts or catalog.templates:

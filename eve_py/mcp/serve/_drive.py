@@ -34,6 +34,7 @@ from eve_py.mcp.serve._asking import ClientAsk, RoundChannel, ask_of, require_ca
 from eve_py.mcp.serve._notify import ClientChannel
 from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._rounds import answer_of, decode_state, encode_state, outcome_of, recorded_answers
+from eve_py.mcp.serve._updates import ResourceUpdates
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.resolvers._solver import Question
 
@@ -68,14 +69,14 @@ class CallSite:
     """Where the tool's progress, logs and (legacy era) sampling and roots go: the calling client."""
 
 
-def call_site(ctx: ServerRequestContext[Any, Any]) -> CallSite:
-    """Where the request of `ctx` comes from, its tool context's channel the calling client."""
+def call_site(ctx: ServerRequestContext[Any, Any], updates: ResourceUpdates | None = None) -> CallSite:
+    """Where the request of `ctx` comes from; its tool context's channel is the calling client (and `updates`)."""
     session_id = getattr(ctx.session, "session_id", None)
     return CallSite(
         session_id=str(session_id or "mcp"),
         call_id=f"mcp-{ctx.request_id}",
         capabilities=ctx.session.client_capabilities,
-        channel=ClientChannel(ctx),
+        channel=ClientChannel(ctx, updates),
     )
 
 

@@ -10,6 +10,7 @@
   client declared the sampling capability and the connection can carry a request to it; roots
   are a `roots/list` request the same way. (On the 2026 era they wait a round instead:
   `_asking.RoundChannel`.)
+- `ctx.notify_resource_updated(uri)` goes to every client subscribed to the URI (`_updates`).
 
 Nothing is built until a tool reports: a call whose tool never does pays for one object.
 """
@@ -27,6 +28,7 @@ from eve_py._context import LOG_LEVELS, ClientFeature, LogLevel, Root
 from eve_py._json import JsonValue
 from eve_py.errors import ToolError
 from eve_py.mcp.serve._asking import offered, roots_of, sampled_text, sampling_request
+from eve_py.mcp.serve._updates import ResourceUpdates
 
 __all__ = ("LEVEL_STATE_KEY", "ClientChannel", "on_set_level")
 
@@ -56,11 +58,12 @@ async def on_set_level(ctx: ServerRequestContext[Any, Any], params: types.SetLev
 class ClientChannel:
     """The `ToolChannel` of one `tools/call`: its progress, logs and sampling go to the calling client."""
 
-    __slots__ = ("_ctx", "_levels")
+    __slots__ = ("_ctx", "_levels", "_updates")
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+    def __init__(self, ctx: ServerRequestContext[Any, Any], updates: ResourceUpdates | None = None) -> None:
         self._ctx = ctx
         self._levels: frozenset[str] | None = None
+        self._updates = updates
 
     def _listening(self, level: LogLevel) -> bool:
         if self._levels is None:
@@ -87,6 +90,11 @@ class ClientChannel:
     def offers(self, feature: ClientFeature) -> bool:
         """See `ToolChannel.offers`: what the client declared."""
         return offered(self._ctx.session.client_capabilities, feature)
+
+    async def resource_updated(self, uri: str) -> None:
+        """See `ToolChannel.resource_updated`: every client of this server subscribed to `uri` hears it."""
+        if self._updates is not None:
+            await self._updates.updated(uri)
 
     def _can_ask(self, feature: ClientFeature, what: str) -> None:
         if not self.offers(feature):

@@ -36,6 +36,7 @@ from eve_py.mcp.serve._notify import on_set_level
 from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._pages import DEFAULT_PAGE_SIZE, Pages
 from eve_py.mcp.serve._results import unknown_tool_result
+from eve_py.mcp.serve._updates import ResourceUpdates
 from eve_py.sessions import MemorySessionStore, SessionStore
 from eve_py.tools._resolved import ResolvedTool
 
@@ -118,6 +119,7 @@ def mcp_server(
     """
     security = request_state_security or RequestStateSecurity.ephemeral()
     nonces = Nonces(store=store or MemorySessionStore(), ttl=security.ttl)
+    updates = ResourceUpdates()
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -125,7 +127,7 @@ def mcp_server(
         tool = agent.tools.get(params.name)
         if tool is None:
             return unknown_tool_result(params.name)
-        site = call_site(ctx)
+        site = call_site(ctx, updates)
         if uses_input_required(ctx.protocol_version):
             return await call_modern(tool, params, site, nonces)
         return await call_legacy(tool, params, site, session=ctx.session, request_id=ctx.request_id)
@@ -141,6 +143,6 @@ def mcp_server(
     # Registered, not passed to `Server(...)`: the constructor warns that logging is deprecated
     # on the 2026 era, where this method does not exist; legacy-era clients still use it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
-    serve_catalog(server, load_catalog(agent.app_dir), nonces=nonces, page_size=page_size)
+    serve_catalog(server, load_catalog(agent.app_dir), nonces=nonces, updates=updates, page_size=page_size)
     server.middleware.append(RequestStateBoundary(security, default_audience=server_name))
     return server
