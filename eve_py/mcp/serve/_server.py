@@ -24,7 +24,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
 from eve_py._version import version
@@ -64,6 +64,39 @@ def list_tools(agent: Agent) -> list[types.Tool]:
     return [mcp_tool(tool) for tool in agent.tools.values()]
 
 
+class _FixedListsServer(Server[Any]):
+    """The SDK's lowlevel server, declaring that its lists never change.
+
+    eve-py reads an app's tools, resources and prompts once, so no `list_changed` is ever sent.
+    On the 2026 era the SDK derives every `listChanged` flag from `subscriptions/listen` being
+    served, which it is for resource updates (`_updates`); this server declares them false there
+    too, as it does on the legacy era, so a client does not wait for list changes.
+    """
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """See `Server.get_capabilities`, with every `listChanged` false."""
+        capabilities = super().get_capabilities(
+            notification_options, experimental_capabilities, extensions, protocol_version=protocol_version
+        )
+        fixed = {
+            kind: capability.model_copy(update={"list_changed": False})
+            for kind, capability in (
+                ("tools", capabilities.tools),
+                ("prompts", capabilities.prompts),
+                ("resources", capabilities.resources),
+            )
+            if capability is not None
+        }
+        return capabilities.model_copy(update=fixed)
+
+
 def tools_server(
     name: str,
     *,
@@ -86,7 +119,7 @@ def tools_server(
         page, next_cursor = pages.page(params.cursor if params is not None else None)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
-    return Server(
+    return _FixedListsServer(
         name,
         version=version(),
         instructions=instructions,
