@@ -23,7 +23,7 @@ from __future__ import annotations
 import zlib
 from importlib import resources
 
-__all__ = ("decode", "encode")
+__all__ = ("decode", "encode", "prime")
 
 _DEFLATE_1 = 0x01
 _DELTA_1 = 0x02
@@ -35,25 +35,40 @@ value (about half of a value's time); its small window (16 KiB, dictionary 1 fit
 make the copy cheap, and a reader needs neither (raw deflate with a 32 KiB window reads it)."""
 
 
-def encode(text: str, base: str | None = None) -> bytes:
+_SMALL_WINDOW = (1 << 14) - 262
+"""The most dictionary a 16 KiB window holds whole (zlib keeps 262 bytes of it for look-ahead)."""
+
+
+def prime(base: str) -> zlib._Compress:
+    """A compressor that has taken dictionary 1 followed by `base`: what `encode(text, base)` starts from.
+
+    Setting a dictionary up costs about as much as deflating a record; a caller that encodes
+    several texts against one base keeps this and passes it to `encode` (which copies it).
+
+    Raises:
+        UnicodeEncodeError: `base` holds a lone surrogate.
+    """
+    dictionary = _DICTIONARY_1 + base.encode()
+    # A 16 KiB window is cheaper to set up and copy; a longer base needs the full 32 KiB.
+    wbits, mem_level = (-14, 5) if len(dictionary) <= _SMALL_WINDOW else (-15, 8)
+    return zlib.compressobj(_LEVEL, zlib.DEFLATED, wbits, mem_level, zlib.Z_DEFAULT_STRATEGY, dictionary)
+
+
+def encode(text: str, base: str | None = None, *, primed: zlib._Compress | None = None) -> bytes:
     """`text` (JSON) as the store keeps it: deflated with dictionary 1 (and `base`), or as UTF-8 if not smaller.
 
     Args:
         text: The JSON to encode.
         base: A text `decode` will be given again: `text` is encoded as its difference from it.
+        primed: `prime(base)`, kept by the caller (then `base` itself is not needed).
 
     Raises:
         UnicodeEncodeError: `text` or `base` holds a lone surrogate (no JSON encoder here makes one).
     """
     raw = text.encode("utf-8")
-    if base is None:
-        lead, compressor = _DEFLATE_1, _PRIMED_1.copy()
-    else:
-        dictionary = _DICTIONARY_1 + base.encode()
-        lead, compressor = (
-            _DELTA_1,
-            zlib.compressobj(_LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, dictionary),
-        )
+    if primed is None and base is not None:
+        primed = prime(base)
+    lead, compressor = (_DEFLATE_1, _PRIMED_1.copy()) if primed is None else (_DELTA_1, primed.copy())
     packed = compressor.compress(raw) + compressor.flush()
     return bytes((lead,)) + packed if len(packed) + 1 < len(raw) else raw
 

@@ -9,16 +9,24 @@ messages) is a series of chunks, each the JSON lines of one write, keyed by its 
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Sequence
 
 from eve_py._lru import Recent
-from eve_py.sessions._codec import decode, encode
+from eve_py.sessions._codec import decode, encode, prime
 from eve_py.sessions._record import SessionRecord
 
 __all__ = ("REBASE_BYTES", "SAME_AS_BASE", "BaseRecords", "append_chunk", "dump_record", "encode_chunk", "read_log")
 
 REBASE_BYTES = 160
 """A record whose delta from the base is longer than this becomes the session's new base."""
+
+GROWN_BYTES = 8 * REBASE_BYTES
+"""A record this much longer than its base is made the new base without trying a delta first:
+its new text alone would not deflate to `REBASE_BYTES` (a parked step is about 1.8 KB)."""
+
+PRIMED_SESSIONS = 64
+"""How many sessions' primed delta compressors are kept (about 80 KB each)."""
 
 SAME_AS_BASE = b""
 """The `record` of a row whose record is its base."""
@@ -36,6 +44,8 @@ class BaseRecords:
 
     def __init__(self, size: int) -> None:
         self._kept: Recent[int, tuple[bytes, str]] = Recent(size)
+        self._primed: Recent[int, tuple[str, zlib._Compress]] = Recent(PRIMED_SESSIONS)
+        """Per row, its base's text and a compressor primed with it: deltas copy it."""
 
     def last(self, rowid: int) -> bytes | None:
         """The stored bytes of the base last seen for the row (what its next write likely finds)."""
@@ -60,13 +70,21 @@ class BaseRecords:
     def encode(self, rowid: int, record_json: str, base: bytes | None) -> tuple[bytes, bytes]:
         """The record's row as (record, base): a delta from the stored base, or the record as a new base."""
         text = self.text(rowid, base)
-        if text is not None and base is not None:
-            delta = encode(record_json, text)
+        if text is not None and base is not None and len(record_json) - len(text) <= GROWN_BYTES:
+            delta = encode(record_json, primed=self._primer(rowid, text))
             if len(delta) <= REBASE_BYTES:
                 return delta, base
         base = encode(record_json)
         self._kept.put(rowid, (base, record_json))
         return SAME_AS_BASE, base
+
+    def _primer(self, rowid: int, text: str) -> zlib._Compress:
+        kept = self._primed.get(rowid)
+        if kept is not None and kept[0] is text:  # the same base (its text is kept once per base)
+            return kept[1]
+        primed = prime(text)
+        self._primed.put(rowid, (text, primed))
+        return primed
 
     def decode(self, rowid: int, blob: bytes, base: bytes | None) -> str:
         """The record's JSON from its row."""
