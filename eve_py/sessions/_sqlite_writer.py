@@ -9,11 +9,14 @@ and none is acknowledged before the sync that keeps it. While the thread syncs o
 next one queues up behind it, so the busier the store, the more writes share a sync.
 
 The thread holds the store's lock while it runs a batch; a write on the event loop (one that
-need not be synced) takes that lock only if it is free, and queues otherwise.
+need not be synced) takes that lock only if it is free, and queues otherwise. A batch's callers
+are woken with one call into their event loop, not one each (each is a write to the loop's
+wake-up pipe).
 """
 
 from __future__ import annotations
 
+import functools
 import queue
 import sqlite3
 import threading
@@ -37,7 +40,8 @@ class _Job:
     transaction: bool
     call_soon: Callable[[Callable[[], object]], object] | None
     """The waiting loop's thread-safe `call_soon` (None: nobody waits)."""
-    done: anyio.Event | None
+    wake: Callable[[], object] | None
+    """Called in the waiting loop once `outcome` is set."""
     outcome: tuple[Any, BaseException | None] = field(default=(None, None))
 
 
@@ -77,11 +81,11 @@ class GroupWriter:
         """
         native = anyio.lowlevel.current_token().native_token  # asyncio: the loop; trio: its token
         call_soon = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon  # type: ignore[attr-defined]
-        job = _Job(fn, durable, transaction, call_soon, anyio.Event())
+        done = anyio.Event()
+        job = _Job(fn, durable, transaction, call_soon, done.set)
         self._submit(job)
-        assert job.done is not None
         with anyio.CancelScope(shield=True):  # the write may be committing: let it finish first
-            await job.done.wait()
+            await done.wait()
         result, error = job.outcome
         if error is not None:
             raise error
@@ -140,8 +144,7 @@ class GroupWriter:
             except BaseException as exc:  # nothing of the batch was committed
                 for job in jobs:
                     job.outcome = (None, exc)
-        for job in jobs:
-            _answer(job)
+        _answer(jobs)
 
     def _transaction(self, jobs: list[_Job]) -> None:
         """Run `jobs` in one transaction; each job's outcome is set (the batch's error is raised)."""
@@ -177,10 +180,19 @@ class GroupWriter:
         self.writes += len(jobs)
 
 
-def _answer(job: _Job) -> None:
-    if job.call_soon is None or job.done is None:
-        return
-    try:
-        job.call_soon(job.done.set)
-    except RuntimeError:  # the loop was closed: nobody waits any more
-        pass
+def _answer(jobs: list[_Job]) -> None:
+    """Wake each job's caller: one call into each waiting loop for all of its jobs."""
+    waiting: dict[Callable[[Callable[[], object]], object], list[Callable[[], object]]] = {}
+    for job in jobs:
+        if job.call_soon is not None and job.wake is not None:
+            waiting.setdefault(job.call_soon, []).append(job.wake)
+    for call_soon, wakes in waiting.items():
+        try:
+            call_soon(wakes[0] if len(wakes) == 1 else functools.partial(_call_each, wakes))
+        except RuntimeError:  # the loop was closed: nobody waits any more
+            pass
+
+
+def _call_each(wakes: list[Callable[[], object]]) -> None:
+    for wake in wakes:
+        wake()
