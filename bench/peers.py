@@ -31,7 +31,10 @@ the median over rounds of LangGraph's time per cycle / eve-py's:
 PostgreSQL is a throwaway server started from Debian's binaries as `tests/postgres.py` does (fsync
 off, `synchronous_commit` off: the figures count round trips and CPU, not the disk), or `--url`.
 With `--fsyncs`, every SQLite scenario is run again in a child process under `strace -f -c` to
-count `fsync`/`fdatasync` calls per cycle.
+count `fsync`/`fdatasync` calls per cycle. Each round also prints the process CPU time per cycle
+(`time.process_time`: every thread of this process, eve-py's store writer included; not a
+PostgreSQL server's), which moves less than wall time with what else the machine runs. Another
+tree's eve-py is measured with `PYTHONPATH=that/tree`.
 """
 
 from __future__ import annotations
@@ -274,22 +277,29 @@ async def scenario(
         await timed_serial(eve.cycle, [None] * 10)
         await timed_serial(peer.cycle, [None] * 10)
     times: list[tuple[float, float]] = []
+    cpu: list[tuple[float, float]] = []
     for _ in range(rounds):
-        pair = []
+        pair, pair_cpu = [], []
         for subject in (eve, peer):
-            if name == "fresh":
-                pair.append(await timed_serial(subject.cycle, [None] * cycles))
-            elif name == "ten":
+            if name == "ten":
                 ids: list[str | None] = [await subject.grown(10) for _ in range(max(3, cycles // 10))]
-                pair.append(await timed_serial(subject.cycle, ids))
             else:
-                pair.append(await timed_concurrent(subject.cycle, cycles * 2, concurrency))
+                ids = [None] * (cycles * 2 if name == "concurrent" else cycles)
+            started = time.process_time()  # this process's threads; not a database server's
+            if name == "concurrent":
+                pair.append(await timed_concurrent(subject.cycle, len(ids), concurrency))
+            else:
+                pair.append(await timed_serial(subject.cycle, ids))
+            pair_cpu.append((time.process_time() - started) / len(ids))
         times.append((pair[0], pair[1]))
+        cpu.append((pair_cpu[0], pair_cpu[1]))
     ratios = [theirs / ours for ours, theirs in times]
     return {
         "scenario": name,
         "eve_ms": [round(ours * 1000, 3) for ours, _ in times],
         "langgraph_ms": [round(theirs * 1000, 3) for _, theirs in times],
+        "eve_cpu_ms": [round(ours * 1000, 3) for ours, _ in cpu],
+        "langgraph_cpu_ms": [round(theirs * 1000, 3) for _, theirs in cpu],
         "ratio": statistics.median(ratios),
         "ratios": [round(r, 2) for r in ratios],
     }
@@ -390,6 +400,10 @@ def print_report(results: list[dict[str, Any]]) -> None:
             f"  {r['store']:<8} {r['scenario']:<10} {r['ratio']:6.2f}x   target >= {r['target']:g}x {verdict:<7}"
             f"  eve-py ms/cycle {', '.join(f'{v:.2f}' for v in r['eve_ms'])}"
             f"  LangGraph {', '.join(f'{v:.2f}' for v in r['langgraph_ms'])}"
+        )
+        print(
+            f"  {'':<19} process CPU ms/cycle: eve-py {', '.join(f'{v:.2f}' for v in r['eve_cpu_ms'])}"
+            f"  LangGraph {', '.join(f'{v:.2f}' for v in r['langgraph_cpu_ms'])}"
         )
         if "fsyncs" in r:
             print(f"  {'':<19} fsyncs/cycle: eve-py {r['fsyncs'][0]:.2f}, LangGraph {r['fsyncs'][1]:.2f}")

@@ -21,7 +21,8 @@ never waits for a lock, never syncs and never checkpoints: loading a record, rea
 stretch of a log, and a write that need not be synced (`durable=False`, or any write with
 `synchronous="NORMAL"`) when the writer is idle; a busy writer gets the write queued instead,
 to ride with its next transaction. Long log reads run in a worker thread on a connection of
-their own. Records and chunks are encoded before a write is queued, outside the lock.
+their own. Records and chunks are encoded by the thread that runs the write: a queued write's
+in the writer thread, where deflate leaves the event loop free (zlib releases the GIL).
 `await SQLiteSessionStore.open(path)` opens the file in a worker thread; the constructor opens
 it on the caller's thread.
 
@@ -203,12 +204,13 @@ class SQLiteSessionStore:
         """See `SessionStore.create` (`durable=False`: written on the loop, synced with the next durable write)."""
         stored = record.created(len(events))
         record_json = dump_record(stored)
-        event_chunk = encode_chunk([dump_event(e) for e in events])
-
-        base = encode(record_json)
+        event_rows = [dump_event(e) for e in events]
+        bases: list[bytes] = []
         rowids: list[int] = []
 
         def write(db: sqlite3.Connection) -> None:
+            base = encode(record_json)  # in the thread that runs the write, as `commit`'s
+            event_chunk = encode_chunk(event_rows)
             try:
                 cursor = db.execute(
                     "INSERT INTO sessions (id, version, status, updated_at, record, base, deadline) "
@@ -228,11 +230,12 @@ class SQLiteSessionStore:
             assert cursor.lastrowid is not None
             append_chunk(db, "events", cursor.lastrowid, 0, event_chunk)
             rowids.append(cursor.lastrowid)
+            bases.append(base)
 
         await self._write(write, durable=durable)
         # Kept only once committed: a row id of a rolled-back insert may go to another session.
         rowid = self._rowids[stored.id] = rowids[-1]
-        self._bases.keep(rowid, base, record_json)
+        self._bases.keep(rowid, bases[-1], record_json)
         self._records.put(rowid, stored)
         return stored
 
@@ -271,16 +274,18 @@ class SQLiteSessionStore:
         """
         stored = record.stored(len(events), len(messages))
         record_json = dump_record(stored)
-        event_chunk = encode_chunk([dump_event(e) for e in events])
-        message_chunk = encode_chunk([dump_message(m) for m in messages])
-
-        # Encoded here, against the base this store last saw, so that deflate runs outside the lock.
-        rowid = self._rowids.get(record.id)
-        kept = self._bases.last(rowid) if rowid is not None else None
-        early = self._bases.encode(rowid, record_json, kept) if rowid is not None and kept is not None else None
+        event_rows = [dump_event(e) for e in events]
+        message_rows = [dump_message(m) for m in messages]
+        kept = self._bases.last(self._rowids.get(record.id, -1))
 
         def write(db: sqlite3.Connection) -> int:
+            # Deflated by whichever thread runs the write: a queued one in the writer thread, where
+            # zlib lets the event loop run meanwhile (the loop never waits for the store's lock).
+            event_chunk = encode_chunk(event_rows)
+            message_chunk = encode_chunk(message_rows)
             rowid = self._rowid(db, record.id)
+            # Against the base this store last saw: most often still the row's.
+            early = self._bases.encode(rowid, record_json, kept) if kept is not None else None
             if early is not None:  # one statement when the row is as this store last saw it
                 changed = db.execute(
                     f"{_UPDATE} AND version = ? AND base = ?", (*_columns(stored, *early), rowid, record.version, kept)
