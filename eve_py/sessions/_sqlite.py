@@ -205,8 +205,7 @@ class SQLiteSessionStore:
         stored = record.created(len(events))
         record_json = dump_record(stored)
         event_rows = [dump_event(e) for e in events]
-        bases: list[bytes] = []
-        rowids: list[int] = []
+        written: list[tuple[int, bytes]] = []
 
         def write(db: sqlite3.Connection) -> None:
             base = encode(record_json)  # in the thread that runs the write, as `commit`'s
@@ -229,13 +228,13 @@ class SQLiteSessionStore:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
             assert cursor.lastrowid is not None
             append_chunk(db, "events", cursor.lastrowid, 0, event_chunk)
-            rowids.append(cursor.lastrowid)
-            bases.append(base)
+            written.append((cursor.lastrowid, base))
 
         await self._write(write, durable=durable)
         # Kept only once committed: a row id of a rolled-back insert may go to another session.
-        rowid = self._rowids[stored.id] = rowids[-1]
-        self._bases.keep(rowid, bases[-1], record_json)
+        rowid, base = written[-1]
+        self._rowids[stored.id] = rowid
+        self._bases.keep(rowid, base, record_json)
         self._records.put(rowid, stored)
         return stored
 
@@ -279,12 +278,9 @@ class SQLiteSessionStore:
         kept = self._bases.last(self._rowids.get(record.id, -1))
 
         def write(db: sqlite3.Connection) -> int:
-            # Deflated by whichever thread runs the write: a queued one in the writer thread, where
-            # zlib lets the event loop run meanwhile (the loop never waits for the store's lock).
             event_chunk = encode_chunk(event_rows)
             message_chunk = encode_chunk(message_rows)
             rowid = self._rowid(db, record.id)
-            # Against the base this store last saw: most often still the row's.
             early = self._bases.encode(rowid, record_json, kept) if kept is not None else None
             if early is not None:  # one statement when the row is as this store last saw it
                 changed = db.execute(

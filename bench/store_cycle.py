@@ -1,0 +1,135 @@
+"""A session store's own cost per park + resume cycle: one real cycle's store calls, replayed on new sessions.
+
+Run by hand (not part of the test suite):
+
+```
+.venv/bin/python bench/store_cycle.py                         # SQLite and memory, one session at a time
+.venv/bin/python bench/store_cycle.py --concurrency 64        # 64 sessions at once
+PYTHONPATH=../other-tree .venv/bin/python bench/store_cycle.py   # another tree's eve-py
+```
+
+`bench/peers.py`'s cycle (create a session, send, answer) is run once on `MemorySessionStore`
+with every store call recorded: `create`, two `load`s and five `commit`s, with their records,
+events, messages and `durable` flags. Those calls are then replayed, unchanged but for the
+session id, on each store named, so the figures are the store's work alone (no agent loop, no
+model, no schema checks): process CPU time per cycle (every thread, the SQLite writer's
+included), the event loop thread's CPU time, and wall time. On a machine shared with other jobs
+CPU time moves far less than wall time; compare trees in alternating runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.append(str(Path(__file__).resolve().parent))  # peers.py, beside this file
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+
+import peers  # noqa: E402
+
+from eve_py.protocol import Event  # noqa: E402
+from eve_py.protocol.messages import Message  # noqa: E402
+from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore  # noqa: E402
+
+Call = tuple[str, SessionRecord | None, list[Event], list[Message], bool]
+
+
+class Recorder(MemorySessionStore):
+    """A memory store that records every `create`, `load` and `commit` it is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[Call] = []
+        self._committing = False
+
+    async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
+        self.calls.append(("create", record, list(events), [], durable))
+        return await super().create(record, events, durable=durable)
+
+    async def load(self, session_id: str) -> SessionRecord:
+        if not self._committing:  # not the memory store's own read inside `commit`
+            self.calls.append(("load", None, [], [], False))
+        return await super().load(session_id)
+
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = (), *, durable: bool = True
+    ) -> SessionRecord:
+        self.calls.append(("commit", record, list(events), list(messages), durable))
+        self._committing = True
+        try:
+            return await super().commit(record, events, messages, durable=durable)
+        finally:
+            self._committing = False
+
+
+async def record_cycle() -> list[Call]:
+    """The store calls of one fresh cycle (the second one, once everything is warm)."""
+    recorder = Recorder()
+    eve = peers.Eve(recorder)
+    await eve.cycle()
+    recorder.calls.clear()
+    await eve.cycle()
+    return recorder.calls
+
+
+async def replay(store: SessionStore, calls: list[Call], first: int, cycles: int, concurrency: int) -> None:
+    """`cycles` replays of `calls`, each on a new session id, `concurrency` at a time."""
+    numbers = iter(range(first, first + cycles))
+
+    async def worker() -> None:
+        for n in numbers:
+            session_id = f"ses_replay{n:09d}"
+            for kind, record, events, messages, durable in calls:
+                if kind == "load":
+                    await store.load(session_id)
+                    continue
+                assert record is not None
+                renamed = record.model_copy(update={"id": session_id})
+                if kind == "create":
+                    await store.create(renamed, events, durable=durable)
+                else:
+                    await store.commit(renamed, events, messages, durable=durable)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(concurrency):
+            group.start_soon(worker)
+
+
+async def main(args: argparse.Namespace) -> None:
+    calls = await record_cycle()
+    print(f"one cycle's store calls: {', '.join(call[0] for call in calls)}")
+    with tempfile.TemporaryDirectory(prefix="eve-store-cycle-") as folder:
+        for kind in args.store.split(","):
+            store: Any = MemorySessionStore()
+            if kind == "sqlite":
+                store = await SQLiteSessionStore.open(Path(folder) / "s.db")
+            await replay(store, calls, 0, 50, args.concurrency)  # warm-up
+            cpu, thread, wall = time.process_time(), time.thread_time(), time.perf_counter()
+            await replay(store, calls, 1_000_000, args.cycles, args.concurrency)
+            per = 1000 / args.cycles
+            cpu, thread, wall = (
+                (now - then) * per
+                for now, then in zip(
+                    (time.process_time(), time.thread_time(), time.perf_counter()), (cpu, thread, wall), strict=True
+                )
+            )
+            print(
+                f"{kind:<7} concurrency {args.concurrency:>3}: process CPU {cpu:.3f} ms/cycle,"
+                f" event loop thread {thread:.3f}, wall {wall:.3f}"
+            )
+            await store.aclose()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--store", default="sqlite,memory", help="comma-separated: sqlite, memory")
+    parser.add_argument("--cycles", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=1)
+    anyio.run(main, parser.parse_args())
