@@ -42,6 +42,11 @@ connection pool) per session, like N independent frontends, speaking either wire
    (new wire) or the end of the response (old wire). The turn must have completed and its last
    `message.completed` (`data.message`, or `data.text` on the old wire) must be the expected text.
 
+Each client sends a request in one write, as a browser's `fetch` does (httpcore writes the headers
+and the body apart; see `_OneWrite`). `--pin CPUS` runs both servers on those CPUs (`taskset -c`)
+and the load generator on the others, so that the generator's own CPU time (about as much as the
+server's) does not come out of the server's share; without it all share every core.
+
 Four HTTP requests per session; a session's four make one **round** (rounds/s: sessions / the
 round's time). Requests that fail on the connection itself (`httpx.TransportError`: a reset, a
 close mid-request) are counted apart as connection resets. After the rounds, `--idle N` (default
@@ -76,6 +81,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import httpcore
 import httpx
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
@@ -213,8 +219,37 @@ def _imported_from(side: Side) -> str:
     return eve_py
 
 
+SERVER_CPUS: str | None = None
+"""With `--pin`: the CPUs the servers run on (`taskset -c` list); the load generator gets the others."""
+
+
+def pin(server_cpus: str) -> None:
+    """Run the servers started from now on on `server_cpus` (a `taskset -c` list) and this process on the other CPUs.
+
+    Raises:
+        ValueError: No CPU would be left for the load generator.
+    """
+    global SERVER_CPUS
+    server = _cpu_list(server_cpus)
+    rest = os.sched_getaffinity(0) - server
+    if not rest:
+        raise ValueError(f"--pin {server_cpus}: no CPU left for the load generator")
+    os.sched_setaffinity(0, rest)
+    SERVER_CPUS = server_cpus
+
+
+def _cpu_list(cpus: str) -> set[int]:
+    out: set[int] = set()
+    for part in cpus.split(","):
+        first, _, last = part.partition("-")
+        out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
 async def _start_server(side: Side, store: Path) -> tuple[Process, str]:
     command = [sys.executable, "-m", "eve_py", "serve", str(side.root / APP), "--model", "mock", "--port", "0"]
+    if SERVER_CPUS is not None:  # every thread of the server inherits the mask
+        command = ["taskset", "-c", SERVER_CPUS, *command]
     process = await anyio.open_process(
         [*command, "--store", str(store), "--log-level", "warning"], cwd=side.root, env=_server_env(side), stderr=None
     )
@@ -259,8 +294,77 @@ async def _wire(url: str, side: Side) -> Wire:
 # --- the load driver (both wires) --------------------------------------------------------------
 
 
+class _OneWrite(httpcore.AsyncNetworkStream):
+    """A connection that sends each request in one write, as a browser's `fetch` does.
+
+    httpcore writes a request's headers and its body separately, with a trip around the event
+    loop in between; on a busy machine the server then gets the body milliseconds after the
+    headers (seen with `strace`), which a browser never makes it wait for. The writes are kept
+    until the response is read (HTTP/1.1 sends the whole request first), then sent together.
+    """
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+        self._stream = stream
+        self._pending = bytearray()
+
+    # httpcore's stream and backend interfaces take `timeout`s: the signatures are theirs (ASYNC109).
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        self._pending += buffer
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        if self._pending:
+            pending, self._pending = bytes(self._pending), bytearray()
+            await self._stream.write(pending, timeout)
+        return await self._stream.read(max_bytes, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> httpcore.AsyncNetworkStream:
+        return _OneWrite(await self._stream.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _OneWriteBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's anyio backend, its connections wrapped in `_OneWrite`."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        return _OneWrite(await self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
 def _client(url: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=url, headers={"authorization": f"Bearer {TOKEN}"}, timeout=60.0)
+    """One frontend's client: httpx with the bench's token, each request sent in one write (see `_OneWrite`)."""
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)  # httpx's own
+    transport = httpx.AsyncHTTPTransport(limits=limits)
+    transport._pool = httpcore.AsyncConnectionPool(
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_OneWriteBackend(),
+    )
+    return httpx.AsyncClient(
+        base_url=url, headers={"authorization": f"Bearer {TOKEN}"}, timeout=60.0, transport=transport
+    )
 
 
 async def _post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -616,10 +720,17 @@ def main() -> int:
     parser.add_argument(
         "--idle", type=int, default=50, metavar="N", help="answers of one idle kept-alive client per side (default 50)"
     )
+    parser.add_argument(
+        "--pin",
+        metavar="CPUS",
+        help="run the servers on these CPUs (taskset -c list, e.g. 0) and the load generator on the others",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--ai-sdk", action="store_true", help="POST /ai-sdk/chat against eve's wire (no baseline)")
     parser.add_argument("--ag-ui", action="store_true", help="POST /ag-ui against eve's wire (no baseline)")
     args = parser.parse_args()
+    if args.pin is not None:
+        pin(args.pin)
     if args.ai_sdk or args.ag_ui:  # see bench/_frontend_round.py
         import _frontend_round
 

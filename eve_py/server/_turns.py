@@ -3,8 +3,9 @@
 A request that starts work (an `Operation`: `Send`, `Answer`, `Resume`) hands it to `TurnRunner.start`, which runs it
 in the background and returns as soon as the work made its first commit: the caller then
 knows the request was accepted (or gets the error it raised before writing anything, such as
-a rejected answer), and the work goes on without it. A slow model in one session never blocks
-another session, and the HTTP response does not wait for the model.
+a rejected answer), and the work goes on without it, once the caller had its turn to answer.
+A slow model in one session never blocks another session, and the HTTP response does not wait
+for the model.
 
 The runner installs itself as the runtime's `on_event` listener: each committed write (its
 session, where its events landed in the log, the events) is handed to the `Hub`, which wakes
@@ -23,6 +24,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup, TaskStatus
 
 from eve_py.errors import ApiError, SessionConflictError, SessionStateError
@@ -240,7 +242,12 @@ class TurnRunner:
         self.hub.publish(committed.session_id, committed.events, committed.first_index)
         current = _current.get()
         if current is not None and current.session_id == committed.session_id:
+            waiting = current.task_status is not None
             current.report(committed)
+            if waiting and current.task_status is None:
+                # The request has its answer: let it go out before the turn goes on (a `202` needs
+                # only this commit; the turn's next step would otherwise run first, up to its next wait).
+                await anyio.lowlevel.cancel_shielded_checkpoint()
         if self._previous is not None:
             outcome = self._previous(committed)
             if inspect.isawaitable(outcome):
