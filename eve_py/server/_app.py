@@ -42,9 +42,10 @@ Every streamed event is stored first, text deltas included, so `startIndex` coun
 from __future__ import annotations
 
 import functools
+import gc
 import logging
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
@@ -177,22 +178,54 @@ def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
     return routes
 
 
+_GC_THRESHOLDS = (20_000, 20, 20)
+"""The garbage collector's thresholds while an app runs (Python's are `(700, 10, 10)`).
+
+A request allocates thousands of short-lived objects, and the sessions' records, events and
+conversations kept in caches make every older-generation collection long: with Python's
+thresholds the collector took about 15 % of a loaded server's CPU, nearly all of it in the
+older generations (see docs/performance.md, issue 25 step 7). Collecting the youngest
+generation after 20,000 allocations lets most of a request's objects die before any
+collection sees them. Cycles are still collected, less often.
+"""
+
+_running_apps = 0
+_thresholds_before = gc.get_threshold()
+
+
+@contextmanager
+def _collector_thresholds() -> Iterator[None]:
+    """`_GC_THRESHOLDS` while any app runs in this process; the thresholds it had before once the last one stops."""
+    global _running_apps, _thresholds_before
+    if not _running_apps:
+        _thresholds_before = gc.get_threshold()
+        gc.set_threshold(*_GC_THRESHOLDS)
+    _running_apps += 1
+    try:
+        yield
+    finally:
+        _running_apps -= 1
+        if not _running_apps:
+            gc.set_threshold(*_thresholds_before)
+
+
 @asynccontextmanager
 async def _lifespan(api: Api, app: Starlette, *, grace_s: float, owns_owners: bool) -> AsyncIterator[None]:
     """The app's lifetime: the task group turns run in, and the feed of other workers' commits."""
     store = api.runtime.store
     try:
-        async with (
-            api.runner.running(grace_s=grace_s),
-            api.runtime.expiring(api.runner.expire),
-            anyio.create_task_group() as feeds,
-        ):
-            if isinstance(store, SessionFeed):
-                await feeds.start(follow_feed, store, api.hub, api.runner)
-            try:
-                yield
-            finally:
-                feeds.cancel_scope.cancel()
+        with _collector_thresholds():
+            async with (
+                api.runner.running(grace_s=grace_s),
+                api.runtime.expiring(api.runner.expire),
+                anyio.create_task_group() as feeds,
+            ):
+                if isinstance(store, SessionFeed):
+                    await feeds.start(follow_feed, store, api.hub, api.runner)
+                try:
+                    yield
+                finally:
+                    feeds.cancel_scope.cancel()
     finally:
         api.closing = True
         if owns_owners:

@@ -22,6 +22,7 @@ from eve_py.errors import (
     SessionStateError,
 )
 from eve_py.harness._runtime import Runtime
+from eve_py.harness._session import Session
 from eve_py.protocol import InputResolved, TurnStarted, new_id
 from eve_py.server._auth import Authenticator
 from eve_py.server._bodies import (
@@ -156,11 +157,15 @@ class Api:
             )
         return decode_json(bytes(raw))
 
-    async def _start(self, session_id: str, work: Operation, delivery_id: str | None = None) -> dict[str, Any]:
-        """Start work in the background; the accepted payload with `deliveryId`, `turnId` and `startIndex`."""
-        session = await self.runtime.get_session(session_id)
+    async def _start(self, session: Session | str, work: Operation, delivery_id: str | None = None) -> dict[str, Any]:
+        """Start work in the background; the accepted payload with `deliveryId`, `turnId` and `startIndex`.
+
+        `session` is the session as the route opened it, or its id (then it is opened here).
+        """
+        if isinstance(session, str):
+            session = await self.runtime.get_session(session)
         started = await self.runner.start(session, work, until_turn=delivery_id is not None)
-        payload: dict[str, Any] = {"ok": True, "sessionId": session_id, "status": "accepted"}
+        payload: dict[str, Any] = {"ok": True, "sessionId": session.id, "status": "accepted"}
         if delivery_id is not None:
             payload["deliveryId"] = delivery_id
         if started.start_index is not None:
@@ -230,7 +235,7 @@ class Api:
         if parts is not None:
             delivery_id = new_id("dlv")
             send = Send(parts, body.client_context, body.output_schema, delivery_id)
-            payload = await self._start(session.id, send, delivery_id)
+            payload = await self._start(session, send, delivery_id)
         return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session.id})
 
     @json_errors
@@ -258,7 +263,8 @@ class Api:
         """`POST /session/{id}`: a follow-up `message`, or `inputResponses` for the parked batch."""
         session_id = await self._live(request)
         body = parse_body(SessionInputBody, await self._body(request))
-        record = await self.runtime.store.load(session_id)
+        session = await self.runtime.get_session(session_id)
+        record = session.record
         if record.status == "ended":
             raise _not_active(f"Session {session_id!r} was reset: it takes no more messages or answers.")
         if record.status == "running" and not self.runner.busy(session_id) and self._settled(record):
@@ -278,7 +284,7 @@ class Api:
             assert parts is not None
             delivery_id = new_id("dlv")
             work = Send(parts, body.client_context, body.output_schema, delivery_id)
-        payload = await self._start(session_id, work, delivery_id)
+        payload = await self._start(session, work, delivery_id)
         return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
 
     @json_errors
