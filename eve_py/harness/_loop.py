@@ -29,7 +29,7 @@ from eve_py.harness._commit import EventListener, Write, Writer
 from eve_py.harness._conversation import Conversation, ConversationCache
 from eve_py.harness._deltas import DeltaWriter
 from eve_py.harness._heartbeat import LeaseKeeper
-from eve_py.harness._park import ModelChannel, park, run_step_calls
+from eve_py.harness._park import LiveListener, ModelChannel, park, run_step_calls
 from eve_py.harness._settle import settle
 from eve_py.harness._structured import structured_result
 from eve_py.models._base import Model, ModelRequest, ModelResponse
@@ -75,10 +75,10 @@ class TurnDriver:
         listener: EventListener | None,
         lease_s: float,
         conversations: ConversationCache | None = None,
+        live: LiveListener | None = None,
     ) -> None:
-        self._agent = agent
-        self._model = model
-        self._channel = ModelChannel(model)
+        self._agent, self._model = agent, model
+        self._channel = ModelChannel(model, live)
         self._max_steps = max_steps
         self._streams = listener is not None
         self.writer = Writer(

@@ -13,8 +13,10 @@ or the agent sets one (`parking._expire.with_deadlines`).
 
 from __future__ import annotations
 
+import functools
+import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import anyio
 import jsonschema
@@ -42,45 +44,85 @@ from eve_py.sessions._record import SessionRecord
 from eve_py.tools._resolved import ResolvedTool
 from eve_py.tracing._spans import mark_parked, tool_span
 
-__all__ = ("ModelChannel", "park", "run_call", "run_step_calls")
+__all__ = ("LiveListener", "ModelChannel", "park", "run_call", "run_step_calls")
+
+_log = logging.getLogger("eve_py")
+
+
+LiveListener = Callable[[str, Event], None]
+"""Called with a session id and one event a running call reported (`action.progress`, `action.log`),
+as it happens, before it is committed with the call's result (`Runtime(on_live=...)`)."""
 
 
 class _CallChannel:
-    """One call's channel: its progress and logs join its events; the rest is asked of `inner`."""
+    """One call's channel: its progress and logs join its events (and go to the live listener); the rest
+    is asked of `inner`. The first `replayed` reports of a run after a park repeat what the run before
+    the park reported (and the log holds): they are skipped."""
 
-    __slots__ = ("_call", "_events", "_inner", "_step_index", "_turn")
+    __slots__ = ("_call", "_events", "_inner", "_live", "_replayed", "_step_index", "_turn", "made")
 
-    def __init__(self, inner: ToolChannel, turn: TurnState, step_index: int, call: ToolCallPart, events: list[Event]):
+    def __init__(
+        self,
+        inner: ToolChannel,
+        turn: TurnState,
+        step_index: int,
+        call: ToolCallPart,
+        events: list[Event],
+        live: Callable[[Event], None] | None,
+        replayed: int,
+    ) -> None:
         self._inner, self._turn, self._step_index, self._call, self._events = inner, turn, step_index, call, events
+        self._live, self._replayed = live, replayed
+        self.made = 0
+        """Reports this run made, the skipped ones included."""
+
+    def _replay(self) -> bool:
+        self.made += 1
+        return self.made <= self._replayed
+
+    def _report(self, data: ActionProgressData | ActionLogData) -> None:
+        event = self._turn.stamp(data)
+        self._events.append(event)
+        if self._live is not None:
+            try:
+                self._live(event)
+            except Exception:  # a listener never fails the tool: the event is still committed
+                _log.exception("live event listener failed; the call goes on")
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        turn, step, call = self._turn, self._step_index, self._call
-        data = ActionProgressData(
-            sequence=turn.sequence,
-            turn_id=turn.turn_id,
-            step_index=step,
-            tool_call_id=call.tool_call_id,
-            tool_name=call.tool_name,
-            progress=progress,
-            total=total,
-            message=message,
+        if self._replay():
+            return
+        turn, call = self._turn, self._call
+        self._report(
+            ActionProgressData(
+                sequence=turn.sequence,
+                turn_id=turn.turn_id,
+                step_index=self._step_index,
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                progress=progress,
+                total=total,
+                message=message,
+            )
         )
-        self._events.append(turn.stamp(data))
         await self._inner.progress(progress, total, message)
 
     async def log(self, level: LogLevel, data: JsonValue, logger: str | None) -> None:
-        turn, step, call = self._turn, self._step_index, self._call
-        entry = ActionLogData(
-            sequence=turn.sequence,
-            turn_id=turn.turn_id,
-            step_index=step,
-            tool_call_id=call.tool_call_id,
-            tool_name=call.tool_name,
-            level=level,
-            data=data,
-            logger=logger,
+        if self._replay():
+            return
+        turn, call = self._turn, self._call
+        self._report(
+            ActionLogData(
+                sequence=turn.sequence,
+                turn_id=turn.turn_id,
+                step_index=self._step_index,
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                level=level,
+                data=data,
+                logger=logger,
+            )
         )
-        self._events.append(turn.stamp(entry))
         await self._inner.log(level, data, logger)
 
     async def sample(self, prompt: str, *, system_prompt: str | None, max_tokens: int) -> str:
@@ -101,12 +143,14 @@ class ModelChannel:
     server's sampling request to one of the agent's connections) is one step of the agent's own
     model, with no tools; progress and logs are the call's events (`run_call`); roots are configured per
     connection (`define_mcp_server(roots=...)`), not here. The `Model` protocol has no token
-    limit, so `max_tokens` is the provider's default."""
+    limit, so `max_tokens` is the provider's default. With `live`, each call's reports also go to
+    it as they happen (`Runtime(on_live=...)`)."""
 
-    __slots__ = ("_model",)
+    __slots__ = ("_model", "live")
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, live: LiveListener | None = None) -> None:
         self._model = model
+        self.live = live
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         return None
@@ -148,6 +192,7 @@ async def run_call(
     approved: bool,
     recorded: Mapping[str, RecordedOutcome],
     channel: ToolChannel = SILENT,
+    reports: dict[str, int] | None = None,
 ) -> ToolResultPart | list[Question]:
     """Run one call's resolvers and executor: its one result, or the questions it waits on.
 
@@ -157,16 +202,30 @@ async def run_call(
     Args:
         approved: A person approved this call (`ToolContext.approved`).
         recorded: Answers to this call's resolver questions, by resolver key.
-        channel: Where the tool's `ctx.sample(...)` goes (the agent's model).
+        channel: Where the tool's `ctx.sample(...)` goes (the agent's model; its `live` listener
+            gets the call's reports as they happen).
+        reports: Reports made before a park, by call id (`PendingStep.reports`): this run takes
+            its entry and skips as many reports, and leaves its own count there if it parks again.
     """
     assert tool.plan is not None, "client-resolved tools have no executor"
+    call_id = call.tool_call_id
+    live = channel.live if isinstance(channel, ModelChannel) else None
+    reporter = _CallChannel(
+        channel,
+        turn,
+        step_index,
+        call,
+        events,
+        functools.partial(live, session_id) if live is not None else None,
+        reports.pop(call_id, 0) if reports else 0,
+    )
     ctx = ToolContext(
         session_id=session_id,
         turn_id=turn.turn_id,
-        call_id=call.tool_call_id,
+        call_id=call_id,
         tool_name=tool.name,
         approved=approved,
-        channel=_CallChannel(channel, turn, step_index, call, events),
+        channel=reporter,
     )
     output: JsonValue
     is_error = False
@@ -175,6 +234,8 @@ async def run_call(
         with tool_span(session_id, call.tool_call_id, tool.name, tool.description):
             outcome = await tool.plan.run(call.input, ctx, recorded)
             if isinstance(outcome, NeedsInput):
+                if reports is not None and reporter.made:
+                    reports[call_id] = reporter.made
                 return outcome.questions
             output = _stored(outcome.value)
             if tool.output_schema is not None:
@@ -258,7 +319,16 @@ async def run_step_calls(
     async def run(call: ToolCallPart, tool: ResolvedTool) -> None:
         events = own[call.tool_call_id]
         outcome = await run_call(
-            record.id, turn, step_index, call, tool, events, approved=False, recorded={}, channel=channel
+            record.id,
+            turn,
+            step_index,
+            call,
+            tool,
+            events,
+            approved=False,
+            recorded={},
+            channel=channel,
+            reports=plan.reports,
         )
         if isinstance(outcome, ToolResultPart):
             plan.results[call.tool_call_id] = outcome

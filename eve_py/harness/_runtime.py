@@ -31,6 +31,7 @@ from eve_py.harness._conversation import Conversation, ConversationCache
 from eve_py.harness._expire import Sweeper
 from eve_py.harness._links import answer_with_link
 from eve_py.harness._loop import TurnDriver
+from eve_py.harness._park import LiveListener
 from eve_py.harness._session import Session
 from eve_py.harness._turns import ActiveTurns
 from eve_py.models._base import Model
@@ -62,6 +63,9 @@ class Runtime:
             takes the turn over only after that.
         on_event: Called with each committed write (`Committed`: session id, the log index of its
             first event, its events) right after it is stored (sync or async).
+        on_live: Called (synchronously: it must not block) with the session id and each event a
+            running tool reports (`action.progress`, `action.log`) as it happens; the same event
+            (same id) is committed later with the call's result and reaches `on_event` then.
 
     Raises:
         ModelConfigurationError: The chosen model string names no provider, or its API key is not set.
@@ -76,6 +80,7 @@ class Runtime:
         max_steps: int | None = None,
         on_event: EventListener | None = None,
         lease_s: float = 120.0,
+        on_live: LiveListener | None = None,
     ) -> None:
         self.agent = agent
         spec = choose_model_spec(model, agent.model)  # explicit > EVE_MODEL > define_agent(model=...)
@@ -84,6 +89,7 @@ class Runtime:
         self.store: SessionStore = store if store is not None else MemorySessionStore()
         self.max_steps = max_steps if max_steps is not None else agent.max_steps
         self.on_event = on_event
+        self.on_live = on_live
         self.lease_s = lease_s
         self._turns = ActiveTurns()
         self.conversations = ConversationCache()
@@ -220,6 +226,7 @@ class Runtime:
             listener=self.on_event,
             lease_s=self.lease_s,
             conversations=self.conversations,
+            live=self.on_live,
         )
 
 

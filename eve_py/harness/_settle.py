@@ -89,18 +89,7 @@ async def settle(
             requests += elicitation_requests(call, outcome, questions)
 
     if requests:
-        again = PendingStep(
-            turn_id=turn.turn_id,
-            step_index=pending.step_index,
-            assistant=pending.assistant,
-            results=results,
-            requests=requests,
-            questions=questions,
-            approved_calls=plan.approved_calls,
-            edited_inputs=plan.edited_inputs,
-            elicitations=recorded,
-            answered=[*pending.answered, *(r.request_id for r in pending.requests)],
-        )
+        again = _parked_again(pending, plan, requests, questions)
         kept = record.checkpoint(pending, plan.approved_tools)
         return await park(writer, kept, again, events, tools=tools, default_expiry_s=default_expiry_s)
     messages: list[Message] = [*step_messages(pending.with_results(results))]
@@ -140,6 +129,7 @@ async def _run(
             approved=call.tool_call_id in plan.approved_calls,
             recorded=plan.recorded.get(call.tool_call_id, {}),
             channel=channel,
+            reports=plan.reports,
         )
         if isinstance(outcome, ToolResultPart) or not dismiss:
             return outcome
@@ -148,6 +138,25 @@ async def _run(
             plan.recorded.setdefault(call.tool_call_id, {})[question.key] = cancel
     events.append(action_result(turn, step_index, call, _DISMISSED, "failed", "DISMISSED"))
     return error_result(call, _DISMISSED)
+
+
+def _parked_again(
+    pending: PendingStep, plan: Settlement, requests: list[InputRequest], questions: dict[str, QuestionRef]
+) -> PendingStep:
+    """The step's next batch: the dependent questions its calls asked when they ran again."""
+    return PendingStep(
+        turn_id=pending.turn_id,
+        step_index=pending.step_index,
+        assistant=pending.assistant,
+        results=plan.results,
+        requests=requests,
+        questions=questions,
+        approved_calls=plan.approved_calls,
+        edited_inputs=plan.edited_inputs,
+        elicitations=plan.recorded,
+        answered=[*pending.answered, *(r.request_id for r in pending.requests)],
+        reports=plan.reports or None,
+    )
 
 
 def _checkpoint(

@@ -40,6 +40,8 @@ class StepPlan:
     """Calls whose executors run now, in call order."""
     actions: list[ToolCallAction] = field(default_factory=list)
     """The calls announced in `actions.requested` (every call to an executable tool)."""
+    reports: dict[str, int] = field(default_factory=dict)
+    """Progress reports and log entries each parked call made before it parked (`PendingStep.reports`)."""
 
     def pending(self, turn_id: str, step_index: int, assistant: AssistantMessage) -> PendingStep:
         """The step as it parks (or, with no requests, as it completes): its results and its batch."""
@@ -50,6 +52,7 @@ class StepPlan:
             results=self.results,
             requests=[r for call in assistant.tool_calls for r in self.parked.get(call.tool_call_id, [])],
             questions=self.questions,
+            reports=self.reports or None,
         )
 
     def ask(self, call: ToolCallPart, questions: list[Question]) -> None:

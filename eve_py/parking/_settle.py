@@ -55,6 +55,8 @@ class Settlement:
     """The session's approved tools, with this batch's approvals added."""
     recorded: dict[str, dict[str, RecordedOutcome]]
     """Answers to resolver questions, by call id then resolver key."""
+    reports: dict[str, int]
+    """Progress reports and log entries each call made before it parked (`PendingStep.reports`)."""
 
 
 def plan_settlement(
@@ -130,6 +132,7 @@ def plan_settlement(
         edited_inputs=edited_inputs,
         approved_tools=approved_tools,
         recorded=recorded,
+        reports=dict(pending.reports or {}),
     )
 
 

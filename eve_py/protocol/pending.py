@@ -72,6 +72,9 @@ class PendingStep(CamelModel):
     """For approvals that need several approvers, by request id: who approved so far, in order."""
     expired: list[str] = Field(default_factory=list)
     """Request ids of this batch whose deadline passed unanswered: each call gets the expiry's error result."""
+    reports: dict[str, int] | None = None
+    """How many progress reports and log entries each parked call made before it parked, by call id
+    (None: none did). They are in the log already: the call's run after the answer skips as many."""
     trace_context: dict[str, str] | None = None
     """The W3C trace context (`traceparent`, and `tracestate` when set) of the span that parked this
     batch, when a tracer provider was configured (`eve_py.tracing`): the resumed turn's span links to it."""

@@ -167,7 +167,7 @@ class AgUi:
             by = self.api._caller(request)[1]
         except EveError as exc:
             return error_response(exc)
-        subscriber = self.api.hub.subscribe(session_id)  # before the work starts: no commit is missed
+        subscriber = self.api.hub.subscribe(session_id, live=True)  # before the work starts: no commit is missed
         headers = SSE_HEADERS | {"x-eve-session-id": session_id}
         stream = self._stream(session_id, run, by, subscriber)
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)

@@ -10,6 +10,7 @@ Python types (package `ag-ui-protocol`).
 | `message.completed` | `TEXT_MESSAGE_END` (with the whole text first when no delta streamed) |
 | `action.input.appended` | `TOOL_CALL_START` (first delta of the call), `TOOL_CALL_ARGS` |
 | `actions.requested`, `input.requested` | `TOOL_CALL_START` / `_ARGS` / `_END` for each call not yet streamed |
+| `action.progress`, `action.log` | `ACTIVITY_SNAPSHOT` / `ACTIVITY_DELTA` of the call's activity (`_ag_ui_activity`) |
 | `action.result` | `TOOL_CALL_RESULT` (the output as JSON text) |
 | `input.resolved` | `TOOL_CALL_RESULT` for each client-resolved call it gives a result (`_ag_ui_results`) |
 | `turn.completed` (`result.completed`) | `RUN_FINISHED` (its `result`) |
@@ -50,6 +51,8 @@ from eve_py._json import JsonObject, JsonValue
 from eve_py.errors import InvalidAnswerError
 from eve_py.protocol import (
     ActionInputAppended,
+    ActionLog,
+    ActionProgress,
     ActionResult,
     ActionsRequested,
     Event,
@@ -69,6 +72,7 @@ from eve_py.protocol import (
     TurnWaiting,
 )
 from eve_py.protocol.requests import InputRequest, InputResponse, ToolCallAction
+from eve_py.server._ag_ui_activity import ToolActivity
 from eve_py.server._ag_ui_results import answer_results
 from eve_py.server._answers import approval_answer, value_answer
 
@@ -172,6 +176,7 @@ class RunProjection:
         self._calls: dict[str, bool] = {}
         """Tool calls streamed in this run: id -> ended."""
         self._result: JsonValue = None
+        self._activity = ToolActivity()
         self.requests: dict[str, InputRequest] = {}
         """The requests this run may see answered, by id (the thread's open ones and the run's own)."""
         self.answered_here: set[str] = set()
@@ -202,6 +207,8 @@ class RunProjection:
                 event.data.actions if isinstance(event, ActionsRequested) else [r.action for r in event.data.requests]
             )
             return [e for call in calls for e in self._whole_call(call, parent)]
+        if isinstance(event, ActionProgress | ActionLog):
+            return self._activity.events(event)
         if isinstance(event, ActionResult):
             result = event.data.result
             content = _json_text(result.output) if not isinstance(result.output, str) else result.output

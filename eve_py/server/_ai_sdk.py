@@ -79,7 +79,7 @@ class AiSdkChat:
             plan = plan_chat(body, stored)
             session = session or await create_thread(self.api, body.id, principal)
             session_id = session.id
-            subscriber = self.api.hub.subscribe(session_id)  # before the work starts: no commit is missed
+            subscriber = self.api.hub.subscribe(session_id, live=True)  # before the work starts: no commit is missed
             try:
                 start = await self._begin(session, plan, by)
             except BaseException:

@@ -11,6 +11,8 @@ Pure translation, no I/O; `eve_py.server._ai_sdk` serves it. The chunk shapes ar
 | `action.input.appended` | `tool-input-start` (first delta of the call), `tool-input-delta` |
 | `actions.requested`, `input.requested` | `tool-input-available` for each call not yet available |
 | `input.requested` (an approval) | `tool-approval-request` (`approvalId`: the eve-py request id) |
+| `action.progress` | `data-tool-progress` (`id`: the call's id, so each report replaces the last), live |
+| `action.log` | `data-tool-log` (`id`: the event's id: one part per entry), live |
 | `action.result` | `tool-output-available`, `tool-output-error`, or `tool-output-denied` (a denial) |
 | `turn.completed` / `turn.waiting` / `turn.cancelled` | `finish-step`, `finish` (`stop` / `tool-calls` / `other`) |
 | `turn.failed`, `session.failed` | `error` |
@@ -20,6 +22,12 @@ ends the stream with its `tool-input-available` and no output: the client answer
 `addToolOutput` and sends the messages again. The part of a call parked on a person carries
 the request in `toolMetadata.eve` (`requestId`, `kind`, `prompt`, the answer's `responseSchema`
 when it has one, `expiresAt` when it expires). A text part's id is `text_<turn>_<step>`.
+
+A running tool's reports come as they happen, as data parts the message keeps (not transient:
+the last progress and every log line stay in the message `useChat` shows, and a client that
+resends the messages sends them back, which eve-py ignores): `data-tool-progress`'s data is
+`{toolCallId, toolName, progress, total?, message?}`, `data-tool-log`'s
+`{toolCallId, toolName, level, data, logger?}`.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ from typing import Any
 from eve_py._json import JsonValue
 from eve_py.protocol import (
     ActionInputAppended,
+    ActionLog,
+    ActionProgress,
     ActionResult,
     ActionsRequested,
     Event,
@@ -63,6 +73,16 @@ def _metadata(request: InputRequest) -> dict[str, JsonValue]:
     if request.expires_at is not None:
         eve["expiresAt"] = request.expires_at
     return {"eve": eve}
+
+
+def _report(event: ActionProgress | ActionLog) -> Chunk:
+    """A tool's progress report or log entry as a data part."""
+    data = event.model_dump(mode="json", by_alias=True, exclude_none=True)["data"]
+    for coordinate in ("sequence", "turnId", "stepIndex"):
+        data.pop(coordinate, None)
+    if isinstance(event, ActionProgress):
+        return {"type": "data-tool-progress", "id": event.data.tool_call_id, "data": data}
+    return {"type": "data-tool-log", "id": event.meta.id, "data": data}
 
 
 class ChunkProjection:
@@ -117,6 +137,8 @@ class ChunkProjection:
                         {"type": "tool-approval-request", "approvalId": request.request_id, "toolCallId": call_id}
                     )
             return made
+        if isinstance(event, ActionProgress | ActionLog):
+            return [_report(event)]
         if isinstance(event, ActionResult):
             return [self._result(event)]
         return self._ending(event)

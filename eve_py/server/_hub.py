@@ -7,6 +7,12 @@ commit of this process also hands its events over (`publish`): a reader whose cu
 continue takes them as they are (`Subscriber.take`), without reading and decoding them again;
 after a plain `wake`, a gap or too many events, it reads the store.
 
+A running tool's progress reports and log entries (`action.progress`, `action.log`) are also
+handed over as they happen (`live`), before the write that stores them with the call's result,
+to the readers that asked for them (`subscribe(..., live=True)`): a reader takes them with
+`take_live` and shows them at once; the stored copy (same event id) comes later. A session no
+live reader follows costs a dict lookup per report.
+
 Nothing here is session state: a process that restarts has no readers to wake.
 """
 
@@ -31,11 +37,14 @@ class Subscriber:
     """One stream reader's wake-up flag, and the committed events published since its reader last took them."""
 
     session_id: str
+    wants_live: bool = False
+    """Whether it gets running tools' reports before they are committed (`Hub.live`)."""
     _woken: anyio.Event = field(default_factory=anyio.Event)
     _batches: list[tuple[int, Sequence[Event]]] = field(default_factory=list)
     _kept: int = 0
     _stale: bool = False
     """Woken without the events (a plain wake: another process's commit, shutdown; or too many kept): read the store."""
+    _live: list[Event] = field(default_factory=list)
 
     def _wake(self) -> None:
         self._stale = True
@@ -68,6 +77,12 @@ class Subscriber:
             events += published[end - first :]
         return events
 
+    def take_live(self) -> list[Event]:
+        """The reports handed over live since the last call, oldest first (past `_KEPT_EVENTS`, the
+        oldest are dropped: their stored copies still come)."""
+        live, self._live = self._live, []
+        return live
+
     async def wait(self, timeout_s: float | None = None) -> bool:
         """Wait until the session has news (True) or `timeout_s` seconds passed (False)."""
         if not self._woken.is_set():
@@ -85,9 +100,10 @@ class Hub:
     def __init__(self) -> None:
         self._subscribers: dict[str, set[Subscriber]] = {}
 
-    def subscribe(self, session_id: str) -> Subscriber:
-        """A new subscriber for the session (subscribe before the first read: no commit is missed)."""
-        subscriber = Subscriber(session_id)
+    def subscribe(self, session_id: str, *, live: bool = False) -> Subscriber:
+        """A new subscriber for the session (subscribe before the first read: no commit is missed);
+        with `live`, it also gets running tools' reports as they happen (`live`)."""
+        subscriber = Subscriber(session_id, live)
         self._subscribers.setdefault(session_id, set()).add(subscriber)
         return subscriber
 
@@ -114,6 +130,16 @@ class Hub:
             return
         for subscriber in self._subscribers.get(session_id, ()):
             subscriber._publish(first_index, events)
+
+    def live(self, session_id: str, event: Event) -> None:
+        """A running tool of the session reported `event` (not committed yet): hand it to the live readers."""
+        for subscriber in self._subscribers.get(session_id, ()):
+            if subscriber.wants_live:
+                kept = subscriber._live
+                if len(kept) >= _KEPT_EVENTS:
+                    del kept[0]
+                kept.append(event)
+                subscriber._woken.set()
 
     def wake(self, session_id: str) -> None:
         """Make the session's readers re-read the store and re-check whether the turn settled."""

@@ -348,7 +348,7 @@ class Api:
 
     @json_errors
     async def stream(self, request: Request) -> Response:
-        """`GET /session/{id}/stream?startIndex=N`: the event log as NDJSON, then live events."""
+        """`GET /session/{id}/stream?startIndex=N[&live=1]`: the event log as NDJSON, then live events."""
         session_id = await self._owned(request)
         query = request.query_params
         start = start_index(query.get("startIndex", "0"))
@@ -359,9 +359,10 @@ class Api:
             start = max(0, record.event_count + start)
         tail = record.event_count - 1
         with_tail = not follow or query.get("includeTailIndex") in ("1", "true")
+        live = follow and query.get("live") in ("1", "true")  # eve-py's: running tools' reports as they happen
         reader = StreamReader(
             self.runtime.store,
-            self.hub.subscribe(session_id),  # before the first read: no commit is missed
+            self.hub.subscribe(session_id, live=live),  # before the first read: no commit is missed
             lease_s=self.stream_lease_s,
             recheck_s=self.recheck_s,
             closing=lambda: self.closing,

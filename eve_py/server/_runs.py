@@ -27,6 +27,7 @@ __all__ = (
 )
 
 SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
+_REPORTS = ("action.progress", "action.log")
 KEEPALIVE = b": keepalive\n\n"
 """An SSE comment, sent while a run waits on its model or tools (proxies drop idle connections)."""
 
@@ -86,7 +87,9 @@ async def create_thread(api: Api, thread_id: str, principal: str) -> Session:
 async def follow_run(
     api: Api, session_id: str, start: int, subscriber: Subscriber, *, done: Callable[[], bool]
 ) -> AsyncIterator[list[Event] | None]:
-    """The session's stored events from index `start`, batch by batch, as they are committed.
+    """The session's stored events from index `start`, batch by batch, as they are committed, and
+    a running tool's reports (`action.progress`, `action.log`) as they happen, if `subscriber`
+    `wants_live`: each report once, whether its live or its stored copy comes first.
 
     Yields None after `api.recheck_s` quiet seconds (send a keepalive then; a turn whose worker
     died meanwhile is taken over). Ends once `done()` is true after a batch.
@@ -96,14 +99,35 @@ async def follow_run(
     """
     store = api.runtime.store
     cursor = start
+    shown: set[str] = set()
+    taken: list[Event] | None = None
     while True:
-        events = await store.read_events(session_id, cursor)
+        events = await store.read_events(session_id, cursor) if taken is None else taken
         cursor += len(events)
-        yield events
+        yield _once(events, shown)
+        if subscriber.wants_live and (live := _once(subscriber.take_live(), shown)):
+            yield live
         if done():
             return
         if api.closing:
             raise ApiError("The server is shutting down; send again.", status=503, code="unavailable")
-        if not await subscriber.wait(api.recheck_s):
+        if await subscriber.wait(api.recheck_s):
+            taken = subscriber.take(cursor)  # this process's commits, handed over by the hub
+        else:
+            taken = None
             await api._recover_quiet(session_id)
             yield None
+
+
+def _once(events: list[Event], shown: set[str]) -> list[Event]:
+    """`events` without the reports already in `shown` (by event id); the others' ids join it."""
+    if not any(event.type in _REPORTS for event in events):
+        return events
+    fresh: list[Event] = []
+    for event in events:
+        if event.type in _REPORTS:
+            if event.meta.id in shown:
+                continue
+            shown.add(event.meta.id)
+        fresh.append(event)
+    return fresh

@@ -8,6 +8,12 @@ taken over). The response ends at the stored tail (`follow=false`), after a term
 asked for eve's control records (`streamControlVersion=1`) gets `stream.lease-ended` first. A
 client then reconnects from its cursor, as eve's does; every line is a stored event, so the
 cursor is simply the number of lines read.
+
+eve-py's extension, `live=1`: a running tool's progress reports and log entries are also sent
+as they happen, each as a transport record `{"$evePy": "live", "event": {...}}` that is not a
+stored event and does not count in the cursor; the stored copy of the event (same `meta.id`)
+comes as a line of its own when the call's result is committed. The browser chat asks for them;
+eve's client never does, so its cursor never sees them.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from eve_py.server._bodies import bad_request
 from eve_py.server._hub import Subscriber
 from eve_py.sessions._store import SessionStore
 
-__all__ = ("NDJSON", "STREAM_VERSION", "StreamReader", "start_index", "stream_headers")
+__all__ = ("NDJSON", "STREAM_VERSION", "StreamReader", "live_record", "start_index", "stream_headers")
 
 STREAM_VERSION = "26"
 """The `x-eve-stream-version` of every stream (eve 0.80.1's; its client accepts 21 to 26)."""
@@ -31,6 +37,12 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 _LEASE_ENDED = b'{"$eve":"stream.lease-ended","version":1}\n'
 """eve's transport record: this response ends, reconnect from your cursor (never a session event)."""
 _TERMINAL = ("session.completed", "session.failed")
+_LIVE = b'{"$evePy":"live","event":'
+
+
+def live_record(event: Event) -> bytes:
+    """One `live=1` transport record: `{"$evePy": "live", "event": <the event>}` and a newline."""
+    return _LIVE + encode_event(event).rstrip(b"\n") + b"}\n"
 
 
 def start_index(raw: str) -> int:
@@ -93,7 +105,10 @@ class StreamReader:
         self._on_quiet = on_quiet
 
     async def lines(self, start: int, *, stop: int | None, control: bool) -> AsyncIterator[bytes]:
-        """NDJSON from index `start` (to `stop`, exclusive, when bounded), then live, until the response ends."""
+        """NDJSON from index `start` (to `stop`, exclusive, when bounded), then live, until the response ends.
+
+        A subscriber that `wants_live` also gets running tools' reports as `live_record`s.
+        """
         session_id = self._subscriber.session_id
         try:
             cursor = start
@@ -110,6 +125,9 @@ class StreamReader:
                     yield b"".join(encode_event(event) for event in events)
                     if events[-1].type in _TERMINAL:
                         return
+                if self._subscriber.wants_live and (live := self._subscriber.take_live()):
+                    quiet_until = anyio.current_time() + self._lease_s
+                    yield b"".join(live_record(event) for event in live)
                 if stop is not None and cursor >= stop:
                     return
                 left = quiet_until - anyio.current_time()

@@ -9,7 +9,8 @@ for the model.
 
 The runner installs itself as the runtime's `on_event` listener: each committed write (its
 session, where its events landed in the log, the events) is handed to the `Hub`, which wakes
-that session's stream readers. A context variable set by the task that runs a request's work
+that session's stream readers; and as its `on_live` listener: a running tool's reports go to
+the hub's live readers as they happen. A context variable set by the task that runs a request's work
 tells which request a write answers, so the request learns its first events.
 """
 
@@ -29,6 +30,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from eve_py.errors import ApiError, SessionConflictError, SessionStateError
 from eve_py.harness._commit import Committed, EventListener
+from eve_py.harness._park import LiveListener
 from eve_py.harness._runtime import Runtime
 from eve_py.harness._session import Session
 from eve_py.protocol import Event, TurnStarted
@@ -81,8 +83,8 @@ class TurnRunner:
     """Runs session work in the background and routes the runtime's events to the hub.
 
     Args:
-        runtime: The runtime; its `on_event` is replaced by the runner's listener, which calls
-            the listener it had before.
+        runtime: The runtime; its `on_event` and `on_live` are replaced by the runner's listeners,
+            which call the listeners it had before.
         hub: Where stream readers wait.
     """
 
@@ -91,6 +93,8 @@ class TurnRunner:
         self.hub = hub
         self._previous: EventListener | None = runtime.on_event
         runtime.on_event = self._listen
+        self._previous_live: LiveListener | None = runtime.on_live
+        runtime.on_live = self._live
         self._busy: dict[str, int] = {}
         self._group: TaskGroup | None = None
         self._running = 0
@@ -237,6 +241,11 @@ class TurnRunner:
                 self._drained.set()
                 self._drained = anyio.Event()
             self.hub.settled(session_id)
+
+    def _live(self, session_id: str, event: Event) -> None:
+        self.hub.live(session_id, event)
+        if self._previous_live is not None:
+            self._previous_live(session_id, event)
 
     async def _listen(self, committed: Committed) -> None:
         self.hub.publish(committed.session_id, committed.events, committed.first_index)

@@ -3,11 +3,23 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Annotated
 
-from eve_py import Runtime, ToolContext, define_tool
+import pytest
+from pydantic import BaseModel
+
+from eve_py import (
+    AcceptedElicitation,
+    Elicit,
+    ElicitationResult,
+    InputResponse,
+    Resolve,
+    Runtime,
+    ToolContext,
+    define_tool,
+)
 from eve_py.agent import Agent
-from eve_py.protocol import ActionLog, ActionProgress, ActionResult
+from eve_py.protocol import ActionLog, ActionProgress, ActionResult, AnyEvent, Event
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.server.helpers import read_stream, serve
 
@@ -73,3 +85,86 @@ async def test_the_ndjson_stream_carries_them_in_camel_case() -> None:
     ]
     types = [e["type"] for e in events]
     assert types.index("action.log") < types.index("action.result")
+
+
+class Confirm(BaseModel):
+    go: bool
+
+
+async def confirm(service: str, ctx: ToolContext) -> Elicit[Confirm]:
+    await ctx.report_progress(1, 3, "checking the service")
+    await ctx.log("info", f"asking about {service}")
+    return Elicit(f"Deploy {service}?", Confirm)
+
+
+Answer = Annotated[ElicitationResult[Confirm], Resolve(confirm)]
+
+
+async def deploy(service: str, answer: Answer, ctx: ToolContext) -> str:
+    await ctx.report_progress(2, 3, "deploying")
+    await ctx.report_progress(3, 3, "done")
+    return f"deployed {service}" if isinstance(answer, AcceptedElicitation) and answer.data.go else "not deployed"
+
+
+def deploy_model(request: MockModelRequest) -> str | MockResponse:
+    if request.tool_results_since_last_user_message:
+        return str(request.tool_results_since_last_user_message[-1].output)
+    return MockResponse(tool_calls=[MockToolCall("deploy", {"service": "api"}, id="call_d")])
+
+
+def reports(events: list[AnyEvent] | list[Event]) -> list[tuple[str, object]]:
+    return [
+        ("progress", e.data.message) if isinstance(e, ActionProgress) else ("log", e.data.data)
+        for e in events
+        if isinstance(e, ActionProgress | ActionLog)
+    ]
+
+
+async def test_a_call_that_parks_on_a_resolvers_question_records_each_report_once_and_live_sees_them_once() -> None:
+    """The resolver's reports before the question are recorded with the park; the run after the answer
+    repeats them (it runs the resolver again) and only its new reports are recorded, and shown live."""
+    live: list[tuple[str, Event]] = []
+    agent = Agent.from_definitions({"deploy": define_tool(description="Deploy.", execute=deploy)})
+    runtime = Runtime(agent, model=MockModel(deploy_model), on_live=lambda sid, event: live.append((sid, event)))
+    session = await runtime.create_session()
+
+    parked = await session.send("deploy the api")
+    [question] = parked.input_requests
+    before = [("progress", "checking the service"), ("log", "asking about api")]
+    assert reports(parked.events) == before
+    assert [event for _, event in live] == [e for e in parked.events if isinstance(e, ActionProgress | ActionLog)]
+    assert {sid for sid, _ in live} == {session.id}
+    live.clear()
+
+    done = await session.respond([InputResponse(request_id=question.request_id, value={"go": True})])
+
+    assert done.message == "deployed api"
+    after = [("progress", "deploying"), ("progress", "done")]
+    assert reports(done.events) == after
+    assert reports(await session.events()) == before + after
+    assert [event for _, event in live] == [e for e in done.events if isinstance(e, ActionProgress | ActionLog)]
+
+
+async def test_on_live_gets_each_report_as_it_happens_and_on_event_the_same_event_committed() -> None:
+    """While the tool runs, `on_live` has its reports and nothing is committed yet; then the same events
+    (same ids) are committed with the result."""
+    committed: list[Event] = []
+    live: list[Event] = []
+
+    async def index_slowly(folder: str, ctx: ToolContext) -> str:
+        await ctx.report_progress(1, 2, "listing")
+        await ctx.log("info", "half way")
+        assert [e.type for e in live] == ["action.progress", "action.log"]
+        assert not any(e.type == "action.progress" for e in committed)
+        return f"indexed {folder}"
+
+    agent = Agent.from_definitions({"index": define_tool(description="Index a folder.", execute=index_slowly)})
+    runtime = Runtime(
+        agent,
+        model=MockModel(respond),
+        on_event=lambda write: committed.extend(write.events),
+        on_live=lambda _, event: live.append(event),
+    )
+    done = await (await runtime.create_session()).send("index the docs")
+    assert done.message == "indexed docs"
+    assert [e.meta.id for e in live] == [e.meta.id for e in committed if isinstance(e, ActionProgress | ActionLog)]
