@@ -26,10 +26,11 @@ class ChatState {
 export class Chat extends AbstractChat {
   #finished = [];
 
-  /** `onRequest` (optional) is called for each request the chat sends. */
-  constructor({ url, token, id, onRequest = () => {} }) {
+  /** `onRequest` (optional) is called for each request the chat sends; `onData` with each data part. */
+  constructor({ url, token, id, onRequest = () => {}, onData }) {
     super({
       id,
+      onData,
       state: new ChatState(),
       transport: new DefaultChatTransport({
         api: `${url}/ai-sdk/chat`,
