@@ -6,7 +6,10 @@ tool's approval policy, and runs the calls that need no person, together, record
 call's resolvers and executor and returns its result, or the questions its resolvers ask (the
 call then parks on them); its tool context's `ModelChannel` answers `ctx.sample` with the
 agent's own model, and its `ctx.report_progress` and `ctx.log` become `action.progress` and
-`action.log` events among the call's own, committed with its result (no write of their own).
+`action.log` events among the call's own, committed with its result (no write of their own),
+and go to the runtime's live listener as they happen (`ModelChannel.live`); a call that parked
+on its resolvers' questions runs again after the answers without recording again the reports
+it made before the park (`PendingStep.reports` counts them).
 `park` commits a batch: the session waits on it, each request with its deadline when its tool
 or the agent sets one (`parking._expire.with_deadlines`).
 """
