@@ -214,11 +214,10 @@ async def run_chat(args: argparse.Namespace, model: Model | str | None) -> int:
     render = Renderer()
 
     async def listen(committed: Committed) -> None:
-        for event in committed.events:
-            render(event)
+        render.catch_up(committed.events)  # a tool's reports, shown live, come again committed: once
 
     store = await open_store(store_spec(args.store, args.app_dir))
-    runtime = Runtime(agent, model=model, store=store, on_event=listen)
+    runtime = Runtime(agent, model=model, store=store, on_event=listen, on_live=lambda _, event: render(event))
     session: Session | None = None
     try:
         session = await (runtime.get_session(args.session) if args.session else runtime.create_session())

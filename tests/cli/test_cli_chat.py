@@ -13,6 +13,7 @@ from typing import cast
 import pytest
 
 from eve_py.cli._main import main
+from tests.reporting_app import reporting_app
 
 RunEve = Callable[..., "subprocess.CompletedProcess[str]"]
 
@@ -193,3 +194,16 @@ def test_chat_with_an_unknown_session_id_says_so_without_a_traceback(eve: RunEve
     assert done.returncode != 0
     assert "No session with id 'ses_missing'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_chat_shows_a_tools_progress_and_log_lines_once(eve: RunEve, tmp_path: Path, store: Path) -> None:
+    app = reporting_app(tmp_path)
+    (app / "gate").write_text("open", encoding="utf-8")  # the echo need not wait for anyone here
+
+    done = eve("chat", app, "--model", "mock", "--store", store, input="run the guarded echo\ny\n")
+
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    lines = [".. guarded_echo 1/2: echoing", '.. guarded_echo info echo: {"chars": 5}', ".. guarded_echo 2/2: done"]
+    assert [out.count(line) for line in lines] == [1, 1, 1]  # shown live, not again when committed
+    assert out.index(lines[0]) < out.index(lines[1]) < out.index(lines[2]) < out.index("<- guarded_echo")

@@ -1,7 +1,8 @@
 // eve-py browser chat: talks to the session API under /eve/v1 (vercel/eve 0.80.1's wire), shows
 // the conversation and wires the page. No build step, no dependencies. The other scripts, loaded
 // before this one: requests.js (a request's card), batches.js (a step's batch of cards),
-// stream.js (following the NDJSON event stream), content.js (a result's images, audio, resources).
+// activity.js (a running tool's progress and log), stream.js (following the NDJSON event stream),
+// content.js (a result's images, audio, resources).
 "use strict";
 
 const API = "/eve/v1";
@@ -183,9 +184,14 @@ function handle(event) {
     case "step.failed":
       dropLive(stepKey(data)); // its text never completed
       break;
+    case "action.progress":
+    case "action.log":
+      showReport(event); // activity.js: under the call's card, once (it may have come live)
+      break;
     case "action.result": {
       // A tool's result in words: its output's fields as rows, a failure's message as text;
       // content blocks (content.js) as text, images, audio and resources.
+      endActivity(data);
       const result = data.result || {};
       const failed = result.isError || (data.status && data.status !== "completed");
       const mark = data.status === "rejected" ? "⊘" : failed ? "✗" : "↳";
@@ -253,6 +259,7 @@ function forgetSession() {
   state.terminal = false;
   state.live.clear();
   state.batches = [];
+  forgetActivity();
   history.replaceState(null, "", location.pathname);
   showSession();
 }

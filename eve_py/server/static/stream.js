@@ -42,7 +42,8 @@ async function follow(until) {
   };
   while (!controller.signal.aborted) {
     try {
-      const params = new URLSearchParams({ startIndex: String(state.cursor) });
+      // live=1: running tools' reports as they happen, as records outside the cursor (activity.js).
+      const params = new URLSearchParams({ startIndex: String(state.cursor), live: "1" });
       if (from === null) params.set("includeTailIndex", "1");
       const response = await fetch(
         `${API}/session/${encodeURIComponent(sessionId)}/stream?${params}`,
@@ -81,6 +82,10 @@ async function follow(until) {
           buffer = buffer.slice(newline + 1);
           if (!line.trim()) continue;
           const event = JSON.parse(line);
+          if (event.$evePy === "live") {
+            showReport(event.event); // a running tool's report; its stored copy comes later
+            continue;
+          }
           if (typeof event.$eve === "string") continue; // a transport record, not an event
           const index = state.cursor;
           state.cursor += 1;
