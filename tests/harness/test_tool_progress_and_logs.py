@@ -168,3 +168,53 @@ async def test_on_live_gets_each_report_as_it_happens_and_on_event_the_same_even
     done = await (await runtime.create_session()).send("index the docs")
     assert done.message == "indexed docs"
     assert [e.meta.id for e in live] == [e.meta.id for e in committed if isinstance(e, ActionProgress | ActionLog)]
+
+
+class Scope(BaseModel):
+    full: bool
+
+
+async def scope(order: str, ctx: ToolContext) -> Elicit[Scope]:
+    await ctx.report_progress(1, 4, "loading the order")
+    return Elicit(f"Refund all of {order}?", Scope)
+
+
+async def restock(
+    order: str, chosen: Annotated[ElicitationResult[Scope], Resolve(scope)], ctx: ToolContext
+) -> Elicit[Confirm]:
+    await ctx.report_progress(2, 4, "checking the stock")
+    return Elicit(f"Restock {order}?", Confirm)
+
+
+async def refund(
+    order: str,
+    chosen: Annotated[ElicitationResult[Scope], Resolve(scope)],
+    again: Annotated[ElicitationResult[Confirm], Resolve(restock)],
+    ctx: ToolContext,
+) -> str:
+    await ctx.report_progress(4, 4, "refunded")
+    return f"refunded {order}"
+
+
+def refund_model(request: MockModelRequest) -> str | MockResponse:
+    if request.tool_results_since_last_user_message:
+        return str(request.tool_results_since_last_user_message[-1].output)
+    return MockResponse(tool_calls=[MockToolCall("refund", {"order": "A1"}, id="call_r")])
+
+
+async def test_a_call_that_parks_twice_on_dependent_questions_records_each_report_once() -> None:
+    agent = Agent.from_definitions({"refund": define_tool(description="Refund.", execute=refund)})
+    session = await Runtime(agent, model=MockModel(refund_model)).create_session()
+
+    first = await session.send("refund A1")
+    [asked] = first.input_requests
+    second = await session.respond([InputResponse(request_id=asked.request_id, value={"full": True})])
+    [asked_again] = second.input_requests
+    done = await session.respond([InputResponse(request_id=asked_again.request_id, value={"go": True})])
+
+    assert done.message == "refunded A1"
+    assert reports(await session.events()) == [
+        ("progress", "loading the order"),
+        ("progress", "checking the stock"),
+        ("progress", "refunded"),
+    ]
