@@ -27,18 +27,25 @@ import sys
 import time
 from pathlib import Path
 
+from eve_py import Agent, Runtime, ToolContext, define_tool
+from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
+
 REPO = Path(__file__).resolve().parents[1]
+REPORTS = [0]
+"""How many reports the tool makes (set per run)."""
+
+
+async def work(ctx: ToolContext) -> str:
+    """Report progress `REPORTS[0]` times."""
+    reports = REPORTS[0]
+    for done in range(reports):
+        await ctx.report_progress(done, reports, "working")
+    return "done"
 
 
 async def _turns(n: int, reports: int, live: bool) -> float:
     """Seconds per turn (median) of n one-call turns whose tool reports `reports` times."""
-    from eve_py import Agent, Runtime, ToolContext, define_tool
-    from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
-
-    async def work(ctx: ToolContext) -> str:
-        for done in range(reports):
-            await ctx.report_progress(done, reports, "working")
-        return "done"
+    REPORTS[0] = reports
 
     def respond(request: MockModelRequest) -> str | MockResponse:
         if request.tool_results:
