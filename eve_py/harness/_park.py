@@ -20,6 +20,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import anyio
 import jsonschema
@@ -83,6 +84,17 @@ class _CallChannel:
         self.made += 1
         return self.made <= self._replayed
 
+    def _ids(self) -> dict[str, Any]:
+        """The fields naming the call a report belongs to, shared by both report events."""
+        turn, call = self._turn, self._call
+        return {
+            "sequence": turn.sequence,
+            "turn_id": turn.turn_id,
+            "step_index": self._step_index,
+            "tool_call_id": call.tool_call_id,
+            "tool_name": call.tool_name,
+        }
+
     def _report(self, data: ActionProgressData | ActionLogData) -> None:
         event = self._turn.stamp(data)
         self._events.append(event)
@@ -95,37 +107,13 @@ class _CallChannel:
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._replay():
             return
-        turn, call = self._turn, self._call
-        self._report(
-            ActionProgressData(
-                sequence=turn.sequence,
-                turn_id=turn.turn_id,
-                step_index=self._step_index,
-                tool_call_id=call.tool_call_id,
-                tool_name=call.tool_name,
-                progress=progress,
-                total=total,
-                message=message,
-            )
-        )
+        self._report(ActionProgressData(**self._ids(), progress=progress, total=total, message=message))
         await self._inner.progress(progress, total, message)
 
     async def log(self, level: LogLevel, data: JsonValue, logger: str | None) -> None:
         if self._replay():
             return
-        turn, call = self._turn, self._call
-        self._report(
-            ActionLogData(
-                sequence=turn.sequence,
-                turn_id=turn.turn_id,
-                step_index=self._step_index,
-                tool_call_id=call.tool_call_id,
-                tool_name=call.tool_name,
-                level=level,
-                data=data,
-                logger=logger,
-            )
-        )
+        self._report(ActionLogData(**self._ids(), level=level, data=data, logger=logger))
         await self._inner.log(level, data, logger)
 
     async def sample(self, prompt: str, *, system_prompt: str | None, max_tokens: int) -> str:
