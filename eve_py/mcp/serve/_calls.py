@@ -21,7 +21,7 @@ round answered) again properly.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -150,6 +150,21 @@ async def attempt(
         return crash_result(tool.name)
 
 
+def _attempts(
+    tool: ResolvedTool, params: types.CallToolRequestParams, site: CallSite
+) -> Callable[[Mapping[str, RecordedOutcome], ToolChannel], Awaitable[types.CallToolResult | list[Question]]]:
+    """The call's `attempt`, its arguments checked once (`-32602` when they are not JSON text), for either era."""
+    arguments = params.arguments or {}
+    refuse_not_json(f"The arguments of tool {tool.name!r}", arguments)
+
+    async def run(
+        recorded: Mapping[str, RecordedOutcome], channel: ToolChannel
+    ) -> types.CallToolResult | list[Question]:
+        return await attempt(tool, arguments, site, recorded, channel)
+
+    return run
+
+
 async def call_modern(
     tool: ResolvedTool, params: types.CallToolRequestParams, site: CallSite, nonces: Nonces
 ) -> types.CallToolResult | types.InputRequiredResult:
@@ -160,14 +175,7 @@ async def call_modern(
             before (`-32602 Invalid or expired requestState`), the client lacks a capability a
             question needs (`-32021`), or a tool raised one.
     """
-    arguments = params.arguments or {}
-    refuse_not_json(f"The arguments of tool {tool.name!r}", arguments)
-
-    async def run(
-        recorded: Mapping[str, RecordedOutcome], channel: ToolChannel
-    ) -> types.CallToolResult | list[Question]:
-        return await attempt(tool, arguments, site, recorded, channel)
-
+    run = _attempts(tool, params, site)
     try:
         return await modern_round(
             run, request_state=params.request_state, input_responses=params.input_responses, site=site, nonces=nonces
@@ -190,14 +198,7 @@ async def call_legacy(
         MCPError: The arguments or an answer are not JSON text (`-32602`), the client lacks form
             elicitation, the connection has no back-channel, or a tool raised one.
     """
-    arguments = params.arguments or {}
-    refuse_not_json(f"The arguments of tool {tool.name!r}", arguments)
-
-    async def run(
-        recorded: Mapping[str, RecordedOutcome], channel: ToolChannel
-    ) -> types.CallToolResult | list[Question]:
-        return await attempt(tool, arguments, site, recorded, channel)
-
+    run = _attempts(tool, params, site)
     try:
         return await legacy_call(run, site=site, session=session, request_id=request_id)
     except ToolError as exc:
