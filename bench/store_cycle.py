@@ -5,6 +5,7 @@ Run by hand (not part of the test suite):
 ```
 .venv/bin/python bench/store_cycle.py                         # SQLite and memory, one session at a time
 .venv/bin/python bench/store_cycle.py --concurrency 64        # 64 sessions at once
+.venv/bin/python bench/store_cycle.py --store postgres        # a throwaway PostgreSQL server (or --url)
 PYTHONPATH=../other-tree .venv/bin/python bench/store_cycle.py   # another tree's eve-py
 ```
 
@@ -14,7 +15,8 @@ events, messages and `durable` flags. Those calls are then replayed, unchanged b
 session id, on each store named, so the figures are the store's work alone (no agent loop, no
 model, no schema checks): process CPU time per cycle (every thread, the SQLite writer's
 included), the event loop thread's CPU time, and wall time. On a machine shared with other jobs
-CPU time moves far less than wall time; compare trees in alternating runs.
+CPU time moves far less than wall time; compare trees in alternating runs. PostgreSQL is a
+throwaway server as in `bench/peers.py` (its server process's CPU is not counted), or `--url`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -102,34 +105,49 @@ async def replay(store: SessionStore, calls: list[Call], first: int, cycles: int
             group.start_soon(worker)
 
 
+async def open_store(kind: str, folder: Path, stack: AsyncExitStack, url: str | None) -> Any:
+    """A new store of `kind` (sqlite, postgres, memory)."""
+    if kind == "sqlite":
+        return await SQLiteSessionStore.open(folder / "s.db")
+    if kind == "postgres":
+        from eve_py.sessions.postgres import PostgresSessionStore
+
+        return await PostgresSessionStore.open((await peers.postgres_urls(stack, url))[0])
+    return MemorySessionStore()
+
+
 async def main(args: argparse.Namespace) -> None:
     calls = await record_cycle()
     print(f"one cycle's store calls: {', '.join(call[0] for call in calls)}")
     with tempfile.TemporaryDirectory(prefix="eve-store-cycle-") as folder:
         for kind in args.store.split(","):
-            store: Any = MemorySessionStore()
-            if kind == "sqlite":
-                store = await SQLiteSessionStore.open(Path(folder) / "s.db")
-            await replay(store, calls, 0, 50, args.concurrency)  # warm-up
-            cpu, thread, wall = time.process_time(), time.thread_time(), time.perf_counter()
-            await replay(store, calls, 1_000_000, args.cycles, args.concurrency)
-            per = 1000 / args.cycles
-            cpu, thread, wall = (
-                (now - then) * per
-                for now, then in zip(
-                    (time.process_time(), time.thread_time(), time.perf_counter()), (cpu, thread, wall), strict=True
-                )
-            )
-            print(
-                f"{kind:<7} concurrency {args.concurrency:>3}: process CPU {cpu:.3f} ms/cycle,"
-                f" event loop thread {thread:.3f}, wall {wall:.3f}"
-            )
-            await store.aclose()
+            async with AsyncExitStack() as stack:
+                await measure(kind, await open_store(kind, Path(folder), stack, args.url), calls, args)
+
+
+async def measure(kind: str, store: Any, calls: list[Call], args: argparse.Namespace) -> None:
+    """Warm `store` up, then print its CPU and wall time per replayed cycle."""
+    await replay(store, calls, 0, 50, args.concurrency)  # warm-up
+    cpu, thread, wall = time.process_time(), time.thread_time(), time.perf_counter()
+    await replay(store, calls, 1_000_000, args.cycles, args.concurrency)
+    per = 1000 / args.cycles
+    cpu, thread, wall = (
+        (now - then) * per
+        for now, then in zip(
+            (time.process_time(), time.thread_time(), time.perf_counter()), (cpu, thread, wall), strict=True
+        )
+    )
+    print(
+        f"{kind:<7} concurrency {args.concurrency:>3}: process CPU {cpu:.3f} ms/cycle,"
+        f" event loop thread {thread:.3f}, wall {wall:.3f}"
+    )
+    await store.aclose()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--store", default="sqlite,memory", help="comma-separated: sqlite, memory")
+    parser.add_argument("--store", default="sqlite,memory", help="comma-separated: sqlite, postgres, memory")
+    parser.add_argument("--url", help="with postgres: a migrated database to use instead of a throwaway server")
     parser.add_argument("--cycles", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=1)
     anyio.run(main, parser.parse_args())

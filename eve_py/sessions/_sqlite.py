@@ -112,7 +112,8 @@ class SQLiteSessionStore:
         self._writer = GroupWriter(self._db, self._lock, self._synchronous, f"eve-py sqlite writer {self.path.name}")
         self._readers: list[sqlite3.Connection] = []
         """Connections for long reads in worker threads, each used by one thread at a time."""
-        self._rowids: dict[str, int] = {}
+        self._rowids: Recent[str, int] = Recent(_KEPT_SESSIONS)
+        """Row ids of recently used sessions (a row id never changes; one dropped is read again)."""
         self._bases = BaseRecords(_KEPT_SESSIONS)
         self._records: Recent[int, SessionRecord] = Recent(_KEPT_SESSIONS)
         """The last record this store wrote or read per session row (a version names one record)."""
@@ -187,7 +188,7 @@ class SQLiteSessionStore:
         return result
 
     def _rowid(self, db: sqlite3.Connection, session_id: str) -> int:
-        """The session's row id (cached: it never changes).
+        """The session's row id (kept for recently used sessions: it never changes).
 
         Raises:
             SessionNotFoundError: No such session.
@@ -197,7 +198,8 @@ class SQLiteSessionStore:
             row = db.execute("SELECT rowid FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
-            rowid = self._rowids[session_id] = int(row[0])
+            rowid = int(row[0])
+            self._rowids.put(session_id, rowid)
         return rowid
 
     async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
@@ -233,7 +235,7 @@ class SQLiteSessionStore:
         await self._write(write, durable=durable)
         # Kept only once committed: a row id of a rolled-back insert may go to another session.
         rowid, base = written[-1]
-        self._rowids[stored.id] = rowid
+        self._rowids.put(stored.id, rowid)
         self._bases.keep(rowid, base, record_json)
         self._records.put(rowid, stored)
         return stored
@@ -275,7 +277,8 @@ class SQLiteSessionStore:
         record_json = dump_record(stored)
         event_rows = [dump_event(e) for e in events]
         message_rows = [dump_message(m) for m in messages]
-        kept = self._bases.last(self._rowids.get(record.id, -1))
+        known = self._rowids.get(record.id)
+        kept = self._bases.last(known) if known is not None else None
 
         def write(db: sqlite3.Connection) -> int:
             event_chunk = encode_chunk(event_rows)
@@ -367,15 +370,13 @@ class SQLiteSessionStore:
 
 
 _KEPT_SESSIONS = 1024
-"""How many sessions' last record and base record a store keeps in memory."""
-
+"""How many sessions' row id, last record and base record a store keeps in memory."""
 
 _SHORT_READ = 256
 """A log read of at most this many entries runs on the loop (a few chunks to decode)."""
 
 _CHECKPOINT_EVERY = 512
 """After this many writes on the loop's connection (which never checkpoints), the writer checkpoints."""
-
 
 _UPDATE = (
     "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ?, base = ?, deadline = ? WHERE rowid = ?"

@@ -32,6 +32,7 @@ import psycopg
 from psycopg import sql
 from pydantic import TypeAdapter
 
+from eve_py._lru import Recent
 from eve_py.errors import SessionConflictError, SessionNotFoundError
 from eve_py.protocol import Event, dump_event, load_event
 from eve_py.protocol.messages import Message
@@ -44,6 +45,9 @@ from eve_py.sessions._record import SessionRecord
 __all__ = ("POSTGRES_SCHEMA_VERSION", "PostgresSessionStore", "migrate", "schema_version")
 
 _MAX_INDEX = 2**62
+
+_KEPT_SESSIONS = 1024
+"""How many sessions' last record a store keeps in memory."""
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
@@ -100,6 +104,9 @@ class PostgresSessionStore:
         self.url = url
         self._pool = make_pool(url, min_size=min_size, max_size=max_size, timeout_s=timeout_s)
         self._opened = False
+        self._records: Recent[str, tuple[str, SessionRecord]] = Recent(_KEPT_SESSIONS)
+        """The last record this store wrote or read per session, with its stored JSON: a load
+        that reads the same JSON back returns it without parsing it again."""
 
     @classmethod
     async def open(
@@ -222,6 +229,7 @@ class PostgresSessionStore:
         )
         if await self._one(_CREATE, params, stores=params["record"]) is None:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")
+        self._records.put(stored.id, (params["record"], stored))
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
@@ -229,7 +237,12 @@ class PostgresSessionStore:
         row = await self._one(_RECORD, {"id": session_id})
         if row is None:
             raise SessionNotFoundError(session_id)
-        return SessionRecord.model_validate_json(row[0])
+        kept = self._records.get(session_id)
+        if kept is not None and kept[0] == row[0]:
+            return kept[1]
+        record = SessionRecord.model_validate_json(row[0])
+        self._records.put(session_id, (row[0], record))
+        return record
 
     async def commit(
         self,
@@ -262,6 +275,7 @@ class PostgresSessionStore:
                 f"Session {record.id!r} was changed by another writer (version {found[0]}, "
                 f"this write was based on {record.version}); nothing was written."
             )
+        self._records.put(stored.id, (params["record"], stored))
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
