@@ -86,8 +86,27 @@ class ExecutorPlan:
             ToolError: A resolver or the executor failed the call.
             Exception: Whatever a resolver or the executor raises.
         """
+        return await self.run_checked(self.check(tool_input), ctx, recorded)
+
+    def check(self, tool_input: Mapping[str, Any]) -> dict[str, Any]:
+        """`tool_input` validated and coerced: the executor's keyword arguments from the model's input.
+
+        Raises:
+            pydantic.ValidationError: The input does not fit the executor's parameters.
+        """
         arguments = self.arguments_model.model_validate(dict(tool_input))
-        kwargs: dict[str, Any] = {name: getattr(arguments, name) for name in type(arguments).model_fields}
+        return {name: getattr(arguments, name) for name in type(arguments).model_fields}
+
+    async def run_checked(
+        self, arguments: Mapping[str, Any], ctx: ToolContext, recorded: Mapping[str, RecordedOutcome] | None = None
+    ) -> Completed | NeedsInput:
+        """`run` on arguments `check` already returned (a caller that runs a call again checks once).
+
+        Raises:
+            ToolError: A resolver or the executor failed the call.
+            Exception: Whatever a resolver or the executor raises.
+        """
+        kwargs = dict(arguments)
         if self.resolved_params:
             resolution = await resolve_parameters(
                 self.resolved_params, arguments=kwargs, ctx=ctx, recorded=recorded or {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
@@ -56,20 +56,30 @@ def _answer(recorded: Mapping[str, RecordedOutcome], question: Question) -> Reco
     return entry if entry is not None and entry.q == question.digest else None
 
 
-def _arguments(tool: ResolvedTool, arguments: Mapping[str, Any]) -> JsonObject:
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """A call's arguments, checked once for all its attempts."""
+
+    tool_input: JsonObject
+    """The arguments as the client sent them (what an approval or a client-resolved question shows)."""
+    kwargs: dict[str, Any] | None
+    """The executor's validated keyword arguments (`ExecutorPlan.check`); None for a client-resolved tool."""
+
+
+def _checked(tool: ResolvedTool, arguments: Mapping[str, Any]) -> _Checked:
     """The call's arguments checked against the tool's input (pydantic for executors, the schema otherwise).
 
     Raises:
         pydantic.ValidationError: An executor's arguments do not fit its parameters.
         ToolError: A client-resolved tool's arguments fail its input schema.
     """
+    tool_input = dict(arguments)
     if tool.plan is not None:
-        tool.plan.arguments_model.model_validate(dict(arguments))
-        return dict(arguments)
-    error = next(iter(schema_validator(tool.input_schema).iter_errors(dict(arguments))), None)
+        return _Checked(tool_input=tool_input, kwargs=tool.plan.check(tool_input))
+    error = next(iter(schema_validator(tool.input_schema).iter_errors(tool_input)), None)
     if error is not None:
         raise ToolError(f"invalid arguments: {error.message}")
-    return dict(arguments)
+    return _Checked(tool_input=tool_input, kwargs=None)
 
 
 def _output(tool: ResolvedTool, value: object) -> types.CallToolResult:
@@ -85,41 +95,46 @@ def _output(tool: ResolvedTool, value: object) -> types.CallToolResult:
 
 async def _run(
     tool: ResolvedTool,
-    tool_input: JsonObject,
+    checked: _Checked,
     site: CallSite,
     recorded: Mapping[str, RecordedOutcome],
     channel: ToolChannel,
 ) -> types.CallToolResult | list[Question]:
-    ctx = ToolContext(
-        session_id=site.session_id,
-        turn_id=site.call_id,
-        call_id=site.call_id,
-        tool_name=tool.name,
-        channel=channel,
-    )
-    if tool.plan is None:
+    tool_input = checked.tool_input
+    if tool.plan is None or checked.kwargs is None:
         question = result_question(tool, tool_input)
         answer = _answer(recorded, question)
         if answer is None:
             return [question]
         return _output(tool, client_result(tool, answer))
-    approval = ApprovalContext(
-        session_id=site.session_id,
-        call_id=site.call_id,
-        tool_name=tool.name,
-        tool_input=tool_input,
-        approved_tools=frozenset(),
-    )
-    if await tool.approval_required(approval):
+    approved = False
+    # A tool that never needs approval skips building the policy's context on every call.
+    if tool.needs_approval is not False and await tool.approval_required(
+        ApprovalContext(
+            session_id=site.session_id,
+            call_id=site.call_id,
+            tool_name=tool.name,
+            tool_input=tool_input,
+            approved_tools=frozenset(),
+        )
+    ):
         question = approval_question(tool, tool_input)
         answer = _answer(recorded, question)
         if answer is None:
             return [question]
         if not approval_granted(answer):
             return error_result(tool.name, DENIED_MESSAGE)
-        ctx = replace(ctx, approved=True)
+        approved = True
+    ctx = ToolContext(
+        session_id=site.session_id,
+        turn_id=site.call_id,
+        call_id=site.call_id,
+        tool_name=tool.name,
+        approved=approved,
+        channel=channel,
+    )
     try:
-        outcome = await tool.plan.run(tool_input, ctx, recorded)
+        outcome = await tool.plan.run_checked(checked.kwargs, ctx, recorded)
     except ClientInputPending:
         return []  # the executor asked the client: the request waits in the channel
     if isinstance(outcome, NeedsInput):
@@ -129,7 +144,7 @@ async def _run(
 
 async def attempt(
     tool: ResolvedTool,
-    arguments: Mapping[str, Any],
+    checked: _Checked,
     site: CallSite,
     recorded: Mapping[str, RecordedOutcome],
     channel: ToolChannel,
@@ -140,7 +155,7 @@ async def attempt(
         MCPError: A resolver or the executor raised one (passed through, as in the SDK).
     """
     try:
-        return await _run(tool, _arguments(tool, arguments), site, recorded, channel)
+        return await _run(tool, checked, site, recorded, channel)
     except MCPError:
         raise
     except (ToolError, pydantic.ValidationError) as exc:
@@ -153,14 +168,32 @@ async def attempt(
 def _attempts(
     tool: ResolvedTool, params: types.CallToolRequestParams, site: CallSite
 ) -> Callable[[Mapping[str, RecordedOutcome], ToolChannel], Awaitable[types.CallToolResult | list[Question]]]:
-    """The call's `attempt`, its arguments checked once (`-32602` when they are not JSON text), for either era."""
+    """The call's `attempt`, its arguments checked once for every attempt, for either era.
+
+    Arguments that do not fit the tool make every attempt the SDK's error result, and no tool
+    code runs.
+
+    Raises:
+        MCPError: The arguments are not JSON text (`-32602`).
+    """
     arguments = params.arguments or {}
     refuse_not_json(f"The arguments of tool {tool.name!r}", arguments)
+    try:
+        checked = _checked(tool, arguments)
+    except (ToolError, pydantic.ValidationError) as exc:
+        refused = error_result(tool.name, str(exc))
+
+        async def refuse(
+            recorded: Mapping[str, RecordedOutcome], channel: ToolChannel
+        ) -> types.CallToolResult | list[Question]:
+            return refused
+
+        return refuse
 
     async def run(
         recorded: Mapping[str, RecordedOutcome], channel: ToolChannel
     ) -> types.CallToolResult | list[Question]:
-        return await attempt(tool, arguments, site, recorded, channel)
+        return await attempt(tool, checked, site, recorded, channel)
 
     return run
 

@@ -36,6 +36,10 @@ LEVEL_STATE_KEY = "eve:log_level"
 """Where a legacy-era connection keeps the level its client set (`Connection.state`)."""
 
 
+_AT_OR_ABOVE: dict[object, frozenset[str]] = {level: frozenset(LOG_LEVELS[i:]) for i, level in enumerate(LOG_LEVELS)}
+"""The levels a client hears once `logging/setLevel` chose each level."""
+
+
 def _connection_state(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any] | None:
     """The per-connection scratch state of the call's connection.
 
@@ -67,12 +71,10 @@ class ClientChannel:
 
     def _listening(self, level: LogLevel) -> bool:
         if self._levels is None:
-            levels = set(allowed_log_levels(self._ctx.protocol_version, self._ctx.meta))
+            levels: frozenset[str] = allowed_log_levels(self._ctx.protocol_version, self._ctx.meta)
             state = _connection_state(self._ctx)
-            chosen = None if state is None else state.get(LEVEL_STATE_KEY)
-            if chosen in LOG_LEVELS:
-                levels &= set(LOG_LEVELS[LOG_LEVELS.index(chosen) :])
-            self._levels = frozenset(levels)
+            chosen = None if state is None else _AT_OR_ABOVE.get(state.get(LEVEL_STATE_KEY))
+            self._levels = levels if chosen is None else levels & chosen
         return level in self._levels
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:

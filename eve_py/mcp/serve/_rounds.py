@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eve_py._json import json_problem
 from eve_py.errors import ToolError
@@ -46,6 +46,8 @@ _STATE_VERSION = 2
 class RoundState(BaseModel):
     """The decoded `requestState`: answers recorded in earlier rounds and the questions just asked."""
 
+    model_config = ConfigDict(frozen=True)
+
     v: int = _STATE_VERSION
     n: str = ""
     """The state's nonce: the round that uses it first records it, and no other round may (`_once`)."""
@@ -55,6 +57,10 @@ class RoundState(BaseModel):
     """The digest of each question asked in the last round, by key."""
 
 
+_FRESH = RoundState()
+"""No progress yet: the state of a first round (shared; a `RoundState` is never changed)."""
+
+
 def decode_state(request_state: str | None) -> RoundState:
     """The state a client echoed back; none, malformed or of another version means no progress yet.
 
@@ -62,12 +68,12 @@ def decode_state(request_state: str | None) -> RoundState:
     is drift between two versions of this server, not an attack: the call starts over.
     """
     if not request_state:
-        return RoundState()
+        return _FRESH
     try:
         state = RoundState.model_validate(json.loads(request_state))
     except (ValueError, ValidationError):
-        return RoundState()
-    return state if state.v == _STATE_VERSION else RoundState()
+        return _FRESH
+    return state if state.v == _STATE_VERSION else _FRESH
 
 
 def encode_state(outcomes: Mapping[str, RecordedOutcome], asked: Sequence[ClientAsk]) -> str:
