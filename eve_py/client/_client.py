@@ -212,7 +212,7 @@ class Client:
         )
 
     async def stream(
-        self, session_id: str, start_index: int = 0, *, follow: bool = True
+        self, session_id: str, start_index: int = 0, *, follow: bool = True, live: bool = False
     ) -> AsyncGenerator[AnyEvent, None]:
         """The session's events from `start_index` (negative: from the end), then live ones.
 
@@ -222,12 +222,24 @@ class Client:
         `session.completed` or `session.failed`, or at the stored tail with `follow=False`. Stop
         reading where you need to (`is_turn_boundary`).
 
+        Args:
+            session_id: The session to read.
+            start_index: The first event's index in the session's log (negative: from the end).
+            follow: Keep reading as events are recorded (False: stop at the stored tail).
+            live: Also get a running tool's `action.progress` and `action.log` events as it makes
+                them (eve-py's `live=1`), before the call's result is recorded with them; each
+                comes once: its stored copy, which follows with the result, is skipped. Without
+                it they come with the result. eve's own server ignores the parameter.
+
         Raises:
             StreamError: The connection broke more than `reconnects` times in a row.
         """
         cursor = start_index
         failures = 0
         params: dict[str, str | int] = {} if follow else {"follow": "false"}
+        if live:
+            params["live"] = "1"
+        heard: set[str] = set()  # ids of reports yielded live whose stored copy has not come yet
         while True:
             try:
                 async with self._http.stream(
@@ -244,11 +256,20 @@ class Client:
                     async for line in response.aiter_lines():
                         if not line.strip():
                             continue
-                        event = _read_line(line, response.status_code)
-                        if event is None:
+                        record = _read_line(line, response.status_code)
+                        if record is None:
                             continue  # a transport record, not a session event
+                        event, is_live = record
+                        if is_live:
+                            if live and event.meta is not None:
+                                heard.add(event.meta.id)
+                                yield event
+                            continue
                         cursor += 1
                         failures = 0
+                        if event.meta is not None and event.meta.id in heard:
+                            heard.discard(event.meta.id)
+                            continue
                         yield event
                         if event.type in ("session.completed", "session.failed"):
                             return
@@ -300,11 +321,22 @@ class Client:
             return result
 
 
-def _read_line(line: str, status: int) -> AnyEvent | None:
-    if line.lstrip().startswith('{"$eve"'):
+_LIVE = '{"$evePy":"live","event":'
+"""How eve-py's server starts a `live=1` record: `{"$evePy":"live","event":<event>}`."""
+
+
+def _read_line(line: str, status: int) -> tuple[AnyEvent, bool] | None:
+    """The event a stream line carries and whether it came live; None for another transport record.
+
+    Raises:
+        ApiError: The line is neither an event nor a transport record (`bad_stream`).
+    """
+    text = line.strip()
+    is_live = text.startswith(_LIVE) and text.endswith("}")
+    if text.startswith('{"$eve') and not is_live:
         return None
     try:
-        return parse_event(line)
+        return parse_event(text[len(_LIVE) : -1] if is_live else text), is_live
     except ValueError as exc:
         raise ApiError(
             f"The stream sent a line that is not an event: {line[:200]!r}", status=status, code="bad_stream"
