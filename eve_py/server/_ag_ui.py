@@ -54,7 +54,17 @@ from starlette.routing import Route
 from eve_py._camel import describe_validation_error
 from eve_py._version import version
 from eve_py.errors import ApiError, EveError
-from eve_py.protocol import Event, InputRequested, TurnCancelled, TurnCompleted, TurnFailed, TurnWaiting, new_id
+from eve_py.protocol import (
+    ActionLog,
+    ActionProgress,
+    Event,
+    InputRequested,
+    TurnCancelled,
+    TurnCompleted,
+    TurnFailed,
+    TurnWaiting,
+    new_id,
+)
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import ClientTool
@@ -191,7 +201,8 @@ class AgUi:
             if begun.start is None and not body.messages:
                 # A client attaching to a thread it has no messages of (a new page on a stored thread).
                 session = await self.api.runtime.get_session(session_id)
-                yield _sse(snapshot_of(await session.messages()))
+                reports = [e for e in await session.events() if isinstance(e, ActionProgress | ActionLog)]
+                yield _sse(snapshot_of(await session.messages(), reports))
             async for chunk in self._follow(session_id, begun, projection, subscriber):
                 yield chunk
         finally:

@@ -12,21 +12,41 @@ AG-UI 1.0's activity events carry what happens outside the conversation; `@ag-ui
 
 The message id is `activity_<toolCallId>`, its `activityType` `tool-progress`, its content
 `{toolCallId, toolName, progress, total, message, logs: [{level, data, logger?}]}` (`null`
-for a field no report set yet). The reports come as they happen, while the call runs.
+for a field no report set yet). The reports come as they happen, while the call runs; a
+client attaching to a stored thread gets each call's message as its reports left it, after the
+call's result, in the `MESSAGES_SNAPSHOT` (`activity_messages`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from ag_ui.core import ActivityDeltaEvent, ActivitySnapshotEvent, BaseEvent
+from ag_ui.core import ActivityDeltaEvent, ActivityMessage, ActivitySnapshotEvent, BaseEvent
 
 from eve_py.protocol import ActionLog, ActionProgress
 
-__all__ = ("ACTIVITY_TYPE", "ToolActivity")
+__all__ = ("ACTIVITY_TYPE", "ToolActivity", "activity_messages")
 
 ACTIVITY_TYPE = "tool-progress"
 """The `activityType` of a tool call's activity message."""
+
+
+def _change(event: ActionProgress | ActionLog) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """What one report changes: the progress fields it replaces, or the log entry it appends."""
+    if isinstance(event, ActionProgress):
+        return {"progress": event.data.progress, "total": event.data.total, "message": event.data.message}, None
+    entry: dict[str, Any] = {"level": event.data.level, "data": event.data.data}
+    if event.data.logger is not None:
+        entry["logger"] = event.data.logger
+    return {}, entry
+
+
+def _opened(event: ActionProgress | ActionLog) -> dict[str, Any]:
+    """A call's activity content after its first report."""
+    fields, entry = _change(event)
+    content: dict[str, Any] = {"toolCallId": event.data.tool_call_id, "toolName": event.data.tool_name}
+    return content | {"progress": None, "total": None, "message": None, **fields, "logs": [entry] if entry else []}
 
 
 class ToolActivity:
@@ -37,22 +57,31 @@ class ToolActivity:
 
     def events(self, event: ActionProgress | ActionLog) -> list[BaseEvent]:
         """The AG-UI event for one report."""
-        data = event.data
-        message_id = f"activity_{data.tool_call_id}"
-        fields: dict[str, Any] = {}
-        entry: dict[str, Any] | None = None
-        if isinstance(event, ActionProgress):
-            fields = {"progress": event.data.progress, "total": event.data.total, "message": event.data.message}
-        else:
-            entry = {"level": event.data.level, "data": event.data.data}
-            if event.data.logger is not None:
-                entry["logger"] = event.data.logger
+        message_id = f"activity_{event.data.tool_call_id}"
         if message_id not in self._opened:
             self._opened.add(message_id)
-            content: dict[str, Any] = {"toolCallId": data.tool_call_id, "toolName": data.tool_name}
-            content |= {"progress": None, "total": None, "message": None, **fields, "logs": [entry] if entry else []}
+            content = _opened(event)
             return [ActivitySnapshotEvent(message_id=message_id, activity_type=ACTIVITY_TYPE, content=content)]
+        fields, entry = _change(event)
         patch: list[Any] = [{"op": "replace", "path": f"/{key}", "value": value} for key, value in fields.items()]
         if entry is not None:
             patch = [{"op": "add", "path": "/logs/-", "value": entry}]
         return [ActivityDeltaEvent(message_id=message_id, activity_type=ACTIVITY_TYPE, patch=patch)]
+
+
+def activity_messages(reports: Iterable[ActionProgress | ActionLog]) -> dict[str, ActivityMessage]:
+    """Each call's activity message as its reports left it (what the run's snapshot and deltas built), by call id."""
+    contents: dict[str, dict[str, Any]] = {}
+    for event in reports:
+        content = contents.get(event.data.tool_call_id)
+        if content is None:
+            contents[event.data.tool_call_id] = _opened(event)
+            continue
+        fields, entry = _change(event)
+        content.update(fields)
+        if entry is not None:
+            content["logs"].append(entry)
+    return {
+        call_id: ActivityMessage(id=f"activity_{call_id}", activity_type=ACTIVITY_TYPE, content=content)
+        for call_id, content in contents.items()
+    }

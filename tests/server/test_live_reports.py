@@ -158,3 +158,33 @@ async def test_the_ai_sdk_stream_carries_reports_as_data_parts_live_each_once() 
     assert first["data"] == call | {"progress": 1, "total": 3, "message": "listing"}
     assert log["data"] == call | {"level": "info", "data": {"folder": "docs"}, "logger": "indexer"}
     assert chunks[-1] == {"type": "finish", "finishReason": "stop"}
+
+
+async def test_an_ag_ui_client_attaching_to_a_stored_thread_gets_each_call_s_activity_after_its_result() -> None:
+    gated = Gated()
+    gated.ready.set()
+    gated.gate.set()
+    body = {"threadId": "t-attach", "runId": "r1", "messages": [{"id": "u1", "role": "user", "content": "index"}]}
+    async with serve(gated.runtime()) as served, base_client(served) as http:
+        with anyio.fail_after(10):
+            async with http.stream("POST", "/ag-ui", json=body) as response:
+                ran = [frame async for frame in sse(response)]
+            attach = {"threadId": "t-attach", "runId": "r2", "messages": []}
+            async with http.stream("POST", "/ag-ui", json=attach) as response:
+                attached = [frame async for frame in sse(response)]
+
+    assert ran[-1]["type"] == "RUN_FINISHED"
+    [snapshot] = [f for f in attached if f["type"] == "MESSAGES_SNAPSHOT"]
+    roles = [(m["role"], m["id"]) for m in snapshot["messages"]]
+    result_at = roles.index(("tool", "result_call_i"))
+    assert roles[result_at + 1] == ("activity", "activity_call_i")  # right after the call's result
+    activity = snapshot["messages"][result_at + 1]
+    assert activity["activityType"] == "tool-progress"
+    assert activity["content"] == {  # as the live snapshot and deltas left it
+        "toolCallId": "call_i",
+        "toolName": "index",
+        "progress": 3,
+        "total": 3,
+        "message": "done",
+        "logs": [{"level": "info", "data": {"folder": "docs"}, "logger": "indexer"}],
+    }
