@@ -2,8 +2,9 @@
 
 `python server.py` serves it over stdio; `python server.py http PORT` over streamable HTTP on
 127.0.0.1:PORT/mcp. Its tools report which process (and, over HTTP, which client connection) served them, crash
-the process, and ask the client's model (sampling) and roots, with the SDK's resolvers (mid-call
-on the legacy era, `input_required` rounds on the 2026 era).
+the process, ask the client's model (sampling) and roots, with the SDK's resolvers (mid-call
+on the legacy era, `input_required` rounds on the 2026 era), and return content blocks that carry
+annotations and `_meta`.
 """
 
 import os
@@ -11,7 +12,7 @@ import sys
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve, Sample
-from mcp.types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
+from mcp.types import Annotations, CreateMessageResult, ImageContent, ListRootsResult, SamplingMessage, TextContent
 
 mcp = MCPServer("sdk-remote")
 
@@ -50,6 +51,20 @@ def ask_roots() -> ListRoots:
 def where(roots: Annotated[ListRootsResult, Resolve(ask_roots)]) -> str:
     """The client's roots."""
     return " ".join(str(root.uri) for root in roots.roots)
+
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+"""A 1x1 PNG, base64."""
+
+
+@mcp.tool()
+def snapshot() -> list[TextContent | ImageContent]:
+    """Blocks with the optional fields servers set: annotations and `_meta`."""
+    hint = Annotations(audience=["user"], priority=0.5)
+    return [
+        TextContent(type="text", text="the chart", annotations=hint),
+        ImageContent(type="image", data=PIXEL, mime_type="image/png", annotations=hint, _meta={"source": "test"}),
+    ]
 
 
 if __name__ == "__main__":

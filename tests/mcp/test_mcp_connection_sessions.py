@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from eve_py import Runtime, load_agent
+from eve_py.protocol.content import ImageContent, TextContent, content_from_json
 from eve_py.protocol.messages import ToolMessage
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 
@@ -140,3 +141,19 @@ async def test_roots_come_from_the_connections_configuration(tmp_path: Path, tra
         app = _app(tmp_path, f"url={url!r}, roots=['data', 'file:///srv/shared']")
     [roots] = await outputs(app, ("remote__where", {}))
     assert roots == f"{(tmp_path / 'data').resolve().as_uri()} file:///srv/shared"
+
+
+async def test_a_remote_result_s_blocks_are_content_even_with_annotations_and_meta(tmp_path: Path) -> None:
+    runtime = Runtime(load_agent(stdio_app(tmp_path)), model=calling(("remote__snapshot", {})))
+    try:
+        session = await runtime.create_session()
+        with anyio.fail_after(60):
+            await session.send("go")
+        [part] = [part for m in await session.messages() if isinstance(m, ToolMessage) for part in m.content]
+    finally:
+        await runtime.aclose()
+    blocks = content_from_json(part.output)
+    assert blocks is not None, part.output  # read as text and an image, not as JSON data
+    text, image = blocks
+    assert isinstance(text, TextContent) and text.text == "the chart"
+    assert isinstance(image, ImageContent) and image.mime_type == "image/png" and image.data.startswith("iVBOR")

@@ -55,8 +55,15 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+_HINTS: dict[str, Any] = {"annotations": True, "meta": True, "resource": {"meta": True}}
+
+
 def result_value(result: types.CallToolResult) -> JsonValue:
-    """A remote tool's result as the call's output: its structured content, else its text.
+    """A remote tool's result as the call's output: its structured content, else its text, else its blocks.
+
+    Blocks keep their content and leave out what eve-py's content blocks do not carry (a
+    block's `annotations` and the `_meta` of a block or its resource: hints for a client), so
+    that the output is read back as content (`content_from_json`), not as JSON data.
 
     Raises:
         ToolError: The result is an error result (its text is the message).
@@ -68,7 +75,7 @@ def result_value(result: types.CallToolResult) -> JsonValue:
         return dict(result.structured_content)
     if len(texts) == len(result.content) == 1:
         return texts[0]
-    return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+    return [block.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_HINTS) for block in result.content]
 
 
 def _prompt(params: types.CreateMessageRequestParams) -> str:
