@@ -5,7 +5,9 @@ read again. Every event is stored before anyone streams it (text deltas too), so
 a reader needs, and any number of commits before the reader gets to run cost it one read. A
 commit of this process also hands its events over (`publish`): a reader whose cursor they
 continue takes them as they are (`Subscriber.take`), without reading and decoding them again;
-after a plain `wake`, a gap or too many events, it reads the store.
+after a plain `wake`, a gap or too many events, it reads the store. The hub also keeps the
+last events each session committed here (`recent`), so a stream that starts where a request's
+work just wrote (the `startIndex` of a `202`) sends them without reading the store at all.
 
 A running tool's progress reports and log entries (`action.progress`, `action.log`) are also
 handed over as they happen (`live`), before the write that stores them with the call's result,
@@ -30,6 +32,18 @@ __all__ = ("Hub", "Subscriber")
 
 _KEPT_EVENTS = 1024
 """Published events a subscriber keeps until its reader takes them; past that it reads the store."""
+_TAIL_EVENTS = 256
+"""The last events of a session that the hub keeps for streams starting there (`Hub.recent`)."""
+_TAIL_SESSIONS = 1024
+"""The sessions whose last events the hub keeps: those that committed here most recently."""
+
+
+@dataclass
+class _Tail:
+    """A session's last events committed in this process, `first` the log index of `events[0]`."""
+
+    first: int
+    events: list[Event]
 
 
 @dataclass(eq=False)
@@ -99,6 +113,8 @@ class Hub:
 
     def __init__(self) -> None:
         self._subscribers: dict[str, set[Subscriber]] = {}
+        self._tails: dict[str, _Tail] = {}
+        """By session, least recently committed first."""
 
     def subscribe(self, session_id: str, *, live: bool = False) -> Subscriber:
         """A new subscriber for the session (subscribe before the first read: no commit is missed);
@@ -128,8 +144,40 @@ class Hub:
         if first_index is None:
             self.wake(session_id)
             return
+        self._keep(session_id, first_index, events)
         for subscriber in self._subscribers.get(session_id, ()):
             subscriber._publish(first_index, events)
+
+    def recent(self, session_id: str, start: int, stored: int) -> list[Event] | None:
+        """The session's events from log index `start` on, if this process committed every one of them
+        up to at least index `stored` (the log's length, read after subscribing); None otherwise (read the store).
+
+        The events past `stored` come too: they were committed here after that read.
+        """
+        tail = self._tails.get(session_id)
+        if (
+            tail is None
+            or not tail.first <= start <= tail.first + len(tail.events)
+            or len(tail.events) + tail.first < stored
+        ):
+            return None
+        return tail.events[start - tail.first :]
+
+    def _keep(self, session_id: str, first_index: int, events: Sequence[Event]) -> None:
+        """Add a commit to the session's tail (a new tail when it does not continue the old one: another
+        process wrote in between)."""
+        tail = self._tails.pop(session_id, None)
+        if tail is None or tail.first + len(tail.events) != first_index:
+            tail = _Tail(first_index, list(events))
+        else:
+            tail.events += events
+            extra = len(tail.events) - _TAIL_EVENTS
+            if extra > 0:
+                del tail.events[:extra]
+                tail.first += extra
+        self._tails[session_id] = tail  # now the most recent
+        if len(self._tails) > _TAIL_SESSIONS:
+            del self._tails[next(iter(self._tails))]
 
     def live(self, session_id: str, event: Event) -> None:
         """A running tool of the session reported `event` (not committed yet): hand it to the live readers."""

@@ -353,22 +353,33 @@ class Api:
         query = request.query_params
         start = start_index(query.get("startIndex", "0"))
         follow = query.get("follow", "true").lower() not in ("false", "0")
-        record = await self.runtime.store.load(session_id)
-        await self._recover(record)
+        live = follow and query.get("live") in ("1", "true")  # eve-py's: running tools' reports as they happen
+        # Subscribed before the record is read: every commit after that read wakes the reader.
+        subscriber = self.hub.subscribe(session_id, live=live)
+        try:
+            record = await self.runtime.store.load(session_id)
+            await self._recover(record)
+        except BaseException:
+            self.hub.unsubscribe(subscriber)
+            raise
         if start < 0:
             start = max(0, record.event_count + start)
         tail = record.event_count - 1
         with_tail = not follow or query.get("includeTailIndex") in ("1", "true")
-        live = follow and query.get("live") in ("1", "true")  # eve-py's: running tools' reports as they happen
         reader = StreamReader(
             self.runtime.store,
-            self.hub.subscribe(session_id, live=live),  # before the first read: no commit is missed
+            subscriber,
             lease_s=self.stream_lease_s,
             recheck_s=self.recheck_s,
             closing=lambda: self.closing,
             unsubscribe=self.hub.unsubscribe,
             on_quiet=lambda: self._recover_quiet(session_id),
         )
-        body = reader.lines(start, stop=None if follow else tail + 1, control=query.get("streamControlVersion") == "1")
+        body = reader.lines(
+            start,
+            stop=None if follow else tail + 1,
+            control=query.get("streamControlVersion") == "1",
+            first=self.hub.recent(session_id, start, record.event_count),
+        )
         headers = stream_headers(session_id, start, tail if with_tail else None)
         return StreamingResponse(body, media_type=NDJSON, headers=headers)

@@ -104,16 +104,20 @@ class StreamReader:
         self._unsubscribe = unsubscribe
         self._on_quiet = on_quiet
 
-    async def lines(self, start: int, *, stop: int | None, control: bool) -> AsyncIterator[bytes]:
+    async def lines(
+        self, start: int, *, stop: int | None, control: bool, first: list[Event] | None = None
+    ) -> AsyncIterator[bytes]:
         """NDJSON from index `start` (to `stop`, exclusive, when bounded), then live, until the response ends.
 
-        A subscriber that `wants_live` also gets running tools' reports as `live_record`s.
+        `first`: the events from `start` on when the caller has them already (`Hub.recent`); else
+        they are read from the store. A subscriber that `wants_live` also gets running tools'
+        reports as `live_record`s.
         """
         session_id = self._subscriber.session_id
         try:
             cursor = start
             quiet_until = anyio.current_time() + self._lease_s
-            taken: list[Event] | None = None
+            taken = first
             while True:
                 if taken is None:
                     events = await self._store.read_events(session_id, cursor, stop)

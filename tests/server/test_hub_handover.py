@@ -60,3 +60,36 @@ def test_a_settled_turn_wakes_its_readers_without_sending_them_to_the_store() ->
     hub.publish("ses_1", batch, 0)
     hub.settled("ses_1")
     assert reader.take(0) == batch
+
+
+def test_a_stream_starting_where_this_process_wrote_gets_the_kept_events() -> None:
+    hub = Hub()
+    first, second = _events(2), _events(3)
+    hub.publish("ses_1", first, 0)
+    hub.publish("ses_1", second, 2)
+    assert hub.recent("ses_1", 2, stored=5) == second
+    assert hub.recent("ses_1", 0, stored=4) == [*first, *second]  # a commit after the log was read comes too
+    assert hub.recent("ses_1", 5, stored=5) == []
+
+
+def test_events_this_process_did_not_write_send_the_stream_to_the_store() -> None:
+    hub = Hub()
+    hub.publish("ses_1", _events(2), 3)
+    assert hub.recent("ses_1", 0, stored=5) is None  # indices 0 to 2 are not kept
+    assert hub.recent("ses_1", 3, stored=6) is None  # index 5 was written by another process
+    assert hub.recent("ses_2", 0, stored=0) is None
+    hub.publish("ses_1", _events(1), 7)  # another process wrote indices 5 and 6
+    assert hub.recent("ses_1", 3, stored=8) is None
+    assert hub.recent("ses_1", 7, stored=8) is not None
+
+
+def test_only_the_last_events_of_the_last_sessions_are_kept() -> None:
+    hub = Hub()
+    for index in range(0, 1000, 10):
+        hub.publish("ses_1", _events(10), index)
+    assert hub.recent("ses_1", 0, stored=1000) is None
+    assert len(hub.recent("ses_1", 900, stored=1000) or []) == 100
+    for number in range(2000):
+        hub.publish(f"ses_{number + 2}", _events(1), 0)
+    assert hub.recent("ses_1", 990, stored=1000) is None
+    assert hub.recent("ses_2001", 0, stored=1) is not None
