@@ -211,22 +211,25 @@ def _collector_thresholds() -> Iterator[None]:
 
 @asynccontextmanager
 async def _lifespan(api: Api, app: Starlette, *, grace_s: float, owns_owners: bool) -> AsyncIterator[None]:
-    """The app's lifetime: the task group turns run in, and the feed of other workers' commits."""
+    """The app's lifetime: the task group turns run in, and one for the feed of other workers' commits and
+    the streams' disconnect listeners."""
     store = api.runtime.store
     try:
         with _collector_thresholds():
             async with (
                 api.runner.running(grace_s=grace_s),
                 api.runtime.expiring(api.runner.expire),
-                anyio.create_task_group() as feeds,
+                anyio.create_task_group() as background,
             ):
                 if isinstance(store, SessionFeed):
-                    await feeds.start(follow_feed, store, api.hub, api.runner)
+                    await background.start(follow_feed, store, api.hub, api.runner)
+                api.listeners = background
                 try:
                     yield
                 finally:
-                    feeds.cancel_scope.cancel()
+                    background.cancel_scope.cancel()
     finally:
+        api.listeners = None
         api.closing = True
         if owns_owners:
             await api.owners.aclose()

@@ -59,6 +59,13 @@ class Subscriber:
     _stale: bool = False
     """Woken without the events (a plain wake: another process's commit, shutdown; or too many kept): read the store."""
     _live: list[Event] = field(default_factory=list)
+    gone: bool = False
+    """The reader's client went away (`leave`): its reader stops at its next wake."""
+
+    def leave(self) -> None:
+        """The reader's client disconnected: wake the reader to stop."""
+        self.gone = True
+        self._woken.set()
 
     def _wake(self) -> None:
         self._stale = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from anyio.abc import TaskGroup
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
@@ -39,7 +40,7 @@ from eve_py.server._hub import Hub
 from eve_py.server._info import agent_info, health
 from eve_py.server._operations import Answer, Operation, Resume, Send
 from eve_py.server._owners import OwnerStore
-from eve_py.server._stream import NDJSON, StreamReader, start_index, stream_headers
+from eve_py.server._stream import NDJSON, EventStreamResponse, StreamReader, start_index, stream_headers
 from eve_py.server._turns import TurnRunner
 from eve_py.sessions._feed import SessionFeed
 from eve_py.sessions._record import SessionRecord
@@ -87,6 +88,8 @@ class Api:
         self.recheck_s = recheck_s
         self.stream_lease_s = stream_lease_s
         self.closing = False
+        self.listeners: TaskGroup | None = None
+        """Where streams' disconnect listeners run: a task group the app's lifespan owns."""
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -382,4 +385,6 @@ class Api:
             first=self.hub.recent(session_id, start, record.event_count),
         )
         headers = stream_headers(session_id, start, tail if with_tail else None)
-        return StreamingResponse(body, media_type=NDJSON, headers=headers)
+        if self.listeners is None:  # served without its lifespan
+            return StreamingResponse(body, media_type=NDJSON, headers=headers)
+        return EventStreamResponse(body, subscriber, headers, self.listeners)

@@ -19,16 +19,27 @@ eve's client never does, so its cursor never sees them.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import anyio
+from anyio.abc import TaskGroup
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from eve_py.protocol import Event, encode_event
 from eve_py.server._bodies import bad_request
 from eve_py.server._hub import Subscriber
 from eve_py.sessions._store import SessionStore
 
-__all__ = ("NDJSON", "STREAM_VERSION", "StreamReader", "live_record", "start_index", "stream_headers")
+__all__ = (
+    "NDJSON",
+    "STREAM_VERSION",
+    "EventStreamResponse",
+    "StreamReader",
+    "live_record",
+    "start_index",
+    "stream_headers",
+)
 
 STREAM_VERSION = "26"
 """The `x-eve-stream-version` of every stream (eve 0.80.1's; its client accepts 21 to 26)."""
@@ -140,8 +151,53 @@ class StreamReader:
                         yield _LEASE_ENDED
                     return
                 woken = await self._subscriber.wait(min(self._recheck_s, left))
+                if self._subscriber.gone:
+                    return
                 taken = self._subscriber.take(cursor) if woken else None
                 if not woken and self._on_quiet is not None:
                     await self._on_quiet()
         finally:
             self._unsubscribe(self._subscriber)
+
+
+class EventStreamResponse(Response):
+    """The NDJSON response of one `StreamReader`, sent by the request's own task.
+
+    Starlette's `StreamingResponse` runs each response in a task group of its own with a task
+    listening for the client's disconnect, and cancels it when either ends. Here one task started
+    in `listeners` (the app's, for its lifetime) waits for the disconnect and tells the reader to
+    stop (`Subscriber.leave`), which it does at its next wake; the task ends by itself once the
+    response is complete, when the server reports the request as over.
+
+    Args:
+        lines: The reader's `lines`.
+        subscriber: The reader's subscription (left when the client disconnects).
+        headers: The response headers (`stream_headers`).
+        listeners: Where the disconnect listener runs.
+    """
+
+    media_type = NDJSON
+
+    def __init__(
+        self, lines: AsyncIterator[bytes], subscriber: Subscriber, headers: Mapping[str, str], listeners: TaskGroup
+    ) -> None:
+        self._lines = lines
+        self._subscriber = subscriber
+        self._listeners = listeners
+        self.status_code = 200
+        self.background = None
+        self.init_headers(headers)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._listeners.start_soon(_listen, receive, self._subscriber)
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self._lines:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _listen(receive: Receive, subscriber: Subscriber) -> None:
+    """Wait for the request's `http.disconnect` (the client left, or the response is complete); then leave."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    subscriber.leave()

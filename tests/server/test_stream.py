@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from eve_py.agent import Agent
+from eve_py.server._hub import Subscriber
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
 from tests.server.helpers import PICK_BLUE, GatedModel, hitl_runtime, read_stream, serve
 
@@ -129,6 +130,31 @@ async def test_stream_is_live_and_follows_past_the_turn_boundary(hitl_agent: Age
                 more = await follow(lines)
             assert [e["type"] for e in more][0] == "turn.started"
     assert served.app.state.eve.hub.subscriber_count() == 0
+
+
+async def test_a_reader_whose_client_left_stops_at_once(hitl_agent: Agent) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
+        hub = served.app.state.eve.hub
+        left = anyio.Event()
+        unsubscribe = hub.unsubscribe
+
+        def unsubscribed(subscriber: Subscriber) -> None:
+            unsubscribe(subscriber)
+            left.set()
+
+        hub.unsubscribe = unsubscribed
+        created = (await client.post("/session", json={"message": "be slow"})).json()
+        session_id = created["sessionId"]
+        async with client.stream("GET", f"/session/{session_id}/stream") as response:
+            await anext(response.aiter_lines())
+            assert hub.subscriber_count(session_id) == 1
+        # The client closed the connection while the turn waits on its model: nothing more will
+        # wake the reader for a while (its lease is 10 s), yet it stops now.
+        with anyio.fail_after(5):
+            await left.wait()
+        assert hub.subscriber_count(session_id) == 0
+        model.release.set()
 
 
 async def test_a_quiet_stream_ends_after_its_lease_with_eves_control_record_when_asked(hitl_agent: Agent) -> None:
