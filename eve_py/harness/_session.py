@@ -287,13 +287,13 @@ class Session:
         Raises:
             SessionConflictError: Another writer changed the parked session meanwhile.
         """
-        if self._turns.cancel(self.id):
-            return True
         record = await self._store.load(self.id)
-        if record.status != "waiting" or record.pending is None:
-            return False
-        self._record = await self._new_driver().cancel_parked(record)
-        return True
+        if record.status == "waiting" and record.pending is not None:
+            # Parked as stored, though the turn's runner may not have returned yet (a client saw
+            # `turn.waiting` first): stopping the runner would leave the question open.
+            self._record = await self._new_driver().cancel_parked(record)
+            return True
+        return self._turns.cancel(self.id)
 
     async def clear(self) -> None:
         """Remove the conversation history, keeping the session (eve's `clear`).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import anyio
 import pytest
 
@@ -9,7 +11,10 @@ from eve_py import Agent, Runtime, check_pairing, define_tool
 from eve_py.harness import Committed
 from eve_py.models import ModelDelta, ModelRequest, ModelResponse, ModelToolCall
 from eve_py.protocol import ActionInputAppended, Event, MessageAppended, MessageCompleted
-from eve_py.testing import MockModel
+from eve_py.protocol.messages import Message
+from eve_py.protocol.turns import TurnResult
+from eve_py.sessions import MemorySessionStore, SessionRecord
+from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 
 pytestmark = pytest.mark.anyio
 
@@ -163,4 +168,57 @@ async def test_arguments_that_are_not_json_get_an_error_result_so_the_model_can_
         "The arguments for tool 'note' are not a valid JSON object (Expecting value: line 1 column 9). "
         "Call it again with valid JSON arguments."
     )
+    check_pairing(await session.messages())
+
+
+class ParkPausingStore(MemorySessionStore):
+    """Holds the turn that parks right after its parking write (`parked`) until `go_on` is set:
+    the moment a server's client sees `turn.waiting` while the turn's runner is still finishing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parked = anyio.Event()
+        self.go_on = anyio.Event()
+
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = (), *, durable: bool = True
+    ) -> SessionRecord:
+        stored = await super().commit(record, events, messages, durable=durable)
+        if any(e.type == "turn.waiting" for e in events) and not self.parked.is_set():
+            self.parked.set()
+            await self.go_on.wait()
+        return stored
+
+
+async def test_cancel_right_after_a_park_cancels_the_parked_turn_even_while_its_runner_finishes() -> None:
+    def ask(request: MockModelRequest) -> str | MockResponse:
+        if request.tool_results_since_last_user_message:
+            return "done"
+        return MockResponse(tool_calls=[MockToolCall("send", {"to": "all"})])
+
+    def send(to: str) -> str:
+        return f"sent to {to}"
+
+    agent = Agent.from_definitions({"send": define_tool(description="Send.", execute=send, needs_approval=True)})
+    store = ParkPausingStore()
+    runtime = Runtime(agent, model=MockModel(ask), store=store)
+    session = await runtime.create_session()
+    results: list[TurnResult] = []
+
+    async def run() -> None:
+        results.append(await session.send("pick one"))
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await store.parked.wait()  # parked and stored; the runner has not returned yet
+            other = await runtime.get_session(session.id)
+            assert await other.cancel() is True
+            store.go_on.set()
+
+    events = [e.type for e in await session.events()]
+    assert events[-3:] == ["input.resolved", "turn.cancelled", "session.waiting"]  # the question is withdrawn
+    await session.refresh()
+    assert session.status == "idle" and session.input_requests == []
+    assert results[0].status == "waiting"  # what the send saw: it parked before the cancel
     check_pairing(await session.messages())
