@@ -6,9 +6,10 @@ call's input against its tool's schema; nothing here writes or calls a model.
 
 from __future__ import annotations
 
-from eve_py._json import JsonObject, JsonValue
+from eve_py._json import JsonObject, JsonValue, canonical_dumps
 from eve_py.parking._answers import first_schema_error
 from eve_py.protocol import Event
+from eve_py.protocol.content import content_from_json
 from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolMessage, ToolResultPart
 from eve_py.protocol.payloads import ActionResultData, ActionResultError, ActionResultStatus, ToolResultAction
 from eve_py.protocol.pending import PendingStep
@@ -36,9 +37,14 @@ def edited_result(result: ToolResultPart, ran_with: JsonObject) -> ToolResultPar
     """`result` of a call a person edited, telling the model so: `{note, ranWith, output}`.
 
     The call in the history keeps the model's input; this result is where the model learns
-    what actually ran.
+    what actually ran. A result of content blocks (images, audio, resources) stays content:
+    a first text block says `{note, ranWith}` and the blocks follow, so the model still gets the
+    images as images.
     """
-    told: JsonValue = {"note": EDITED_NOTE, "ranWith": ran_with, "output": result.output}
+    note: JsonObject = {"note": EDITED_NOTE, "ranWith": ran_with}
+    told: JsonValue = note | {"output": result.output}
+    if isinstance(result.output, list) and content_from_json(result.output) is not None:
+        told = [{"type": "text", "text": canonical_dumps(note)}, *result.output]
     return result.model_copy(update={"output": told})
 
 

@@ -8,6 +8,7 @@ refused before anything is written, and the call stays parked.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 import pytest
@@ -27,6 +28,7 @@ from eve_py import (
 )
 from eve_py._json import JsonValue
 from eve_py.parking._results import EDITED_NOTE
+from eve_py.protocol.content import ImageContent, TextContent, content_from_json
 from eve_py.protocol.events import InputRequested, InputResolved
 from eve_py.protocol.messages import AssistantMessage, ToolMessage
 from eve_py.sessions import SessionStore
@@ -232,3 +234,32 @@ async def test_a_resolver_filled_parameter_cannot_be_edited_and_the_edit_survive
 
     assert done.status == "completed"
     assert ran == [{"sku": "LAMP", "quantity": 2, "warehouse": "Leeds"}]
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+
+def plot(title: str) -> list[TextContent | ImageContent]:
+    return [TextContent(text=f"chart: {title}"), ImageContent(data=PNG, mime_type="image/png")]
+
+
+async def test_an_edited_call_that_returns_an_image_still_gives_the_model_content(store: SessionStore) -> None:
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if not request.tool_results:
+            return MockResponse(tool_calls=[MockToolCall("plot", {"title": "rain"})])
+        return "plotted"
+
+    tool = define_tool(description="Plot.", execute=plot, needs_approval=True, editable=True)
+    runtime = Runtime(Agent.from_definitions({"plot": tool}), model=MockModel(respond), store=store)
+    session = await runtime.create_session()
+    [request] = (await session.send("plot the rain")).input_requests
+    edit = {"title": "snow"}
+    await session.respond([InputResponse(request_id=request.request_id, option_id="approve", edited_input=edit)])
+
+    [told] = [m for m in await session.messages() if isinstance(m, ToolMessage)][0].content
+    blocks = content_from_json(told.output)
+    assert blocks is not None, told.output  # still text and an image, not JSON holding base64
+    note, text, image = blocks
+    assert isinstance(note, TextContent) and json.loads(note.text) == {"note": EDITED_NOTE, "ranWith": edit}
+    assert isinstance(text, TextContent) and text.text == "chart: snow"
+    assert isinstance(image, ImageContent) and image.data == PNG
