@@ -16,12 +16,14 @@ session id, on each store named, so the figures are the store's work alone (no a
 model, no schema checks): process CPU time per cycle (every thread, the SQLite writer's
 included), the event loop thread's CPU time, and wall time. On a machine shared with other jobs
 CPU time moves far less than wall time; compare trees in alternating runs. PostgreSQL is a
-throwaway server as in `bench/peers.py` (its server process's CPU is not counted), or `--url`.
+throwaway server as in `bench/peers.py`, or `--url`; the CPU time of the server processes
+serving the store's database is printed apart (read from `/proc`: a server on this machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -125,9 +127,29 @@ async def main(args: argparse.Namespace) -> None:
                 await measure(kind, await open_store(kind, Path(folder), stack, args.url), calls, args)
 
 
+async def backends_cpu(store: Any) -> dict[int, float]:
+    """CPU seconds so far of each PostgreSQL server process serving the store's database (a local server's)."""
+    if not hasattr(store, "connection"):
+        return {}
+    async with store.connection() as conn:
+        query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        pids = [row[0] for row in await (await conn.execute(query)).fetchall()]
+    return {pid: seconds for pid in pids if (seconds := process_cpu(pid)) is not None}
+
+
+def process_cpu(pid: int) -> float | None:
+    """A local process's CPU seconds so far (user + system, from `/proc`), or None if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def measure(kind: str, store: Any, calls: list[Call], args: argparse.Namespace) -> None:
     """Warm `store` up, then print its CPU and wall time per replayed cycle."""
     await replay(store, calls, 0, 50, args.concurrency)  # warm-up
+    server = await backends_cpu(store)
     cpu, thread, wall = time.process_time(), time.thread_time(), time.perf_counter()
     await replay(store, calls, 1_000_000, args.cycles, args.concurrency)
     per = 1000 / args.cycles
@@ -137,9 +159,11 @@ async def measure(kind: str, store: Any, calls: list[Call], args: argparse.Names
             (time.process_time(), time.thread_time(), time.perf_counter()), (cpu, thread, wall), strict=True
         )
     )
+    server = {pid: seconds - server.get(pid, 0.0) for pid, seconds in (await backends_cpu(store)).items()}
     print(
         f"{kind:<7} concurrency {args.concurrency:>3}: process CPU {cpu:.3f} ms/cycle,"
         f" event loop thread {thread:.3f}, wall {wall:.3f}"
+        + (f", database server processes {sum(server.values()) * per:.3f}" if server else "")
     )
     await store.aclose()
 

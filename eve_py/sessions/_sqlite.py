@@ -52,7 +52,6 @@ from eve_py.sessions._sqlite_records import (
     SAME_AS_BASE,
     BaseRecords,
     append_chunk,
-    dump_record,
     encode_chunk,
     read_log,
 )
@@ -205,7 +204,7 @@ class SQLiteSessionStore:
     async def create(self, record: SessionRecord, events: Sequence[Event], *, durable: bool = True) -> SessionRecord:
         """See `SessionStore.create` (`durable=False`: written on the loop, synced with the next durable write)."""
         stored = record.created(len(events))
-        record_json = dump_record(stored)
+        record_json = stored.to_json()
         event_rows = [dump_event(e) for e in events]
         written: list[tuple[int, bytes]] = []
 
@@ -274,7 +273,7 @@ class SQLiteSessionStore:
         durable write's sync covers it too, and a process crash loses neither.
         """
         stored = record.stored(len(events), len(messages))
-        record_json = dump_record(stored)
+        record_json = stored.to_json()
         event_rows = [dump_event(e) for e in events]
         message_rows = [dump_message(m) for m in messages]
         known = self._rowids.get(record.id)

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 
 from eve_py._lru import Recent
 from eve_py.sessions._codec import decode, encode, prime
-from eve_py.sessions._record import SessionRecord
 
-__all__ = ("REBASE_BYTES", "SAME_AS_BASE", "BaseRecords", "append_chunk", "dump_record", "encode_chunk", "read_log")
+__all__ = ("REBASE_BYTES", "SAME_AS_BASE", "BaseRecords", "append_chunk", "encode_chunk", "read_log")
 
 REBASE_BYTES = 160
 """A record whose delta from the base is longer than this becomes the session's new base."""
@@ -112,11 +111,6 @@ def read_log(db: sqlite3.Connection, table: str, rowid: int, start: int, stop: i
             if start <= index < stop:
                 lines.append(line)
     return lines
-
-
-def dump_record(record: SessionRecord) -> str:
-    """The record's JSON as stored (camelCase, no nulls)."""
-    return record.model_dump_json(by_alias=True, exclude_none=True)
 
 
 def encode_chunk(rows: Sequence[str]) -> bytes | None:

@@ -30,12 +30,11 @@ from typing import Any
 import anyio
 import psycopg
 from psycopg import sql
-from pydantic import TypeAdapter
 
 from eve_py._lru import Recent
 from eve_py.errors import SessionConflictError, SessionNotFoundError
 from eve_py.protocol import Event, dump_event, load_event
-from eve_py.protocol.messages import Message
+from eve_py.protocol.messages import Message, dump_message, load_messages
 from eve_py.sessions._feed import CANCEL_CHANNEL, EVENTS_CHANNEL, Notice, parse_notice
 from eve_py.sessions._once import POSTGRES_USE_ONCE
 from eve_py.sessions._pg_connect import RETRIED, connect, connection_lost, make_pool, unavailable, unreachable
@@ -49,8 +48,6 @@ _MAX_INDEX = 2**62
 _KEPT_SESSIONS = 1024
 """How many sessions' last record a store keeps in memory."""
 
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
-_MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 
 # The events and messages of a write go in as arrays: one statement, whatever their number. The
 # JSON goes in binary (`%b`): psycopg's text format would escape every quote of it, in Python.
@@ -259,7 +256,7 @@ class PostgresSessionStore:
         next durable commit (a database crash can lose it, never reorder or corrupt anything).
         """
         stored = record.stored(len(events), len(messages))
-        message_rows = [_MESSAGE.dump_json(m, by_alias=True, exclude_none=True).decode() for m in messages]
+        message_rows = [dump_message(m) for m in messages]
         params = (
             _row(stored)
             | {"base": record.version}
@@ -285,7 +282,7 @@ class PostgresSessionStore:
     async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
         """See `SessionStore.read_messages`."""
         rows = await self._read("messages", "message", session_id, start, stop)
-        return _MESSAGES.validate_json("[" + ",".join(rows) + "]")
+        return load_messages(rows)
 
     async def _read(self, table: str, column: str, session_id: str, start: int, stop: int | None) -> list[str]:
         """One round trip: a row per entry, or one NULL row for a session with none in range."""
@@ -360,7 +357,7 @@ def _row(record: SessionRecord) -> dict[str, Any]:
         "version": record.version,
         "status": record.status,
         "updated_at": record.updated_at,
-        "record": record.model_dump_json(by_alias=True, exclude_none=True),
+        "record": record.to_json(),
         "input_deadline": record.input_deadline,
     }
 
