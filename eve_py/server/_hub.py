@@ -32,10 +32,10 @@ __all__ = ("Hub", "Subscriber")
 
 _KEPT_EVENTS = 1024
 """Published events a subscriber keeps until its reader takes them; past that it reads the store."""
-_TAIL_EVENTS = 256
+_TAIL_EVENTS = 128
 """The last events of a session that the hub keeps for streams starting there (`Hub.recent`)."""
-_TAIL_SESSIONS = 1024
-"""The sessions whose last events the hub keeps: those that committed here most recently."""
+_TAILS_EVENTS = 8192
+"""The most events kept over all sessions: the sessions that committed here least recently go first."""
 
 
 @dataclass
@@ -122,6 +122,7 @@ class Hub:
         self._subscribers: dict[str, set[Subscriber]] = {}
         self._tails: dict[str, _Tail] = {}
         """By session, least recently committed first."""
+        self._tails_events = 0
 
     def subscribe(self, session_id: str, *, live: bool = False) -> Subscriber:
         """A new subscriber for the session (subscribe before the first read: no commit is missed);
@@ -174,17 +175,21 @@ class Hub:
         """Add a commit to the session's tail (a new tail when it does not continue the old one: another
         process wrote in between)."""
         tail = self._tails.pop(session_id, None)
+        if tail is not None:
+            self._tails_events -= len(tail.events)
         if tail is None or tail.first + len(tail.events) != first_index:
             tail = _Tail(first_index, list(events))
         else:
             tail.events += events
-            extra = len(tail.events) - _TAIL_EVENTS
-            if extra > 0:
-                del tail.events[:extra]
-                tail.first += extra
+        extra = len(tail.events) - _TAIL_EVENTS
+        if extra > 0:
+            del tail.events[:extra]
+            tail.first += extra
         self._tails[session_id] = tail  # now the most recent
-        if len(self._tails) > _TAIL_SESSIONS:
-            del self._tails[next(iter(self._tails))]
+        self._tails_events += len(tail.events)
+        while self._tails_events > _TAILS_EVENTS:
+            oldest = next(iter(self._tails))
+            self._tails_events -= len(self._tails.pop(oldest).events)
 
     def live(self, session_id: str, event: Event) -> None:
         """A running tool of the session reported `event` (not committed yet): hand it to the live readers."""
