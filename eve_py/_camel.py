@@ -7,10 +7,28 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticUndefined
 
 __all__ = ("CamelModel", "describe_validation_error")
 
 _setattr = object.__setattr__
+_new = object.__new__
+
+_Plan = tuple[dict[str, Any], tuple[tuple[str, Any], ...], Any]
+_PLANS: dict[type[BaseModel], _Plan] = {}
+"""Per class: its fields' static defaults, its default factories, the view of its field names."""
+
+
+def _plan(cls: type[BaseModel]) -> _Plan:
+    static: dict[str, Any] = {}
+    factories: list[tuple[str, Any]] = []
+    for name, field in cls.model_fields.items():
+        if field.default_factory is not None:
+            factories.append((name, field.default_factory))
+        else:  # a required field's placeholder keeps the field order; `trusted` checks it was given
+            static[name] = field.default
+    plan = _PLANS[cls] = (static, tuple(factories), cls.model_fields.keys())
+    return plan
 
 
 class CamelModel(BaseModel):
@@ -31,18 +49,51 @@ class CamelModel(BaseModel):
         """
         if deep or self.__pydantic_extra__ is not None or self.__pydantic_private__ is not None:
             return super().model_copy(update=update, deep=deep)
-        cls = type(self)
-        copied = cls.__new__(cls)
+        copied = _new(type(self))
         values = self.__dict__.copy()
-        fields_set = set(self.__pydantic_fields_set__)
         if update:
             values.update(update)
-            fields_set.update(update)
+            fields_set = self.__pydantic_fields_set__ | update.keys()
+        else:
+            fields_set = set(self.__pydantic_fields_set__)
         _setattr(copied, "__dict__", values)
         _setattr(copied, "__pydantic_extra__", None)
         _setattr(copied, "__pydantic_fields_set__", fields_set)
         _setattr(copied, "__pydantic_private__", None)
         return copied
+
+    @classmethod
+    def trusted(cls, **values: Any) -> Self:
+        """A model of values eve-py made or checked already, built without validating them again.
+
+        For data that passed validation on its way in (a call's input, an answer's value, a
+        tool's output once it was made JSON): validating a JSON tree again walks it in Python
+        (pydantic's `JsonValue` picks each node's type with a Python function), which is most
+        of what building such a model costs. Never for data from outside: a request body, a
+        model's response, a tool's input as the model sent it. Fields left out get their
+        defaults; no validator runs.
+
+        Raises:
+            TypeError: A required field is missing, or a name is not a field (a programming error).
+        """
+        try:
+            static, factories, names = _PLANS[cls]
+        except KeyError:
+            static, factories, names = _plan(cls)
+        fields = static.copy()
+        fields.update(values)
+        for name, factory in factories:
+            if name not in values:
+                fields[name] = factory()
+        if fields.keys() != names or PydanticUndefined in fields.values():
+            missing = [n for n in names if fields.get(n, PydanticUndefined) is PydanticUndefined]
+            raise TypeError(f"{cls.__name__}.trusted: unknown {sorted(set(values) - set(names))}, missing {missing}")
+        made = _new(cls)
+        _setattr(made, "__dict__", fields)
+        _setattr(made, "__pydantic_extra__", None)
+        _setattr(made, "__pydantic_fields_set__", set(values))
+        _setattr(made, "__pydantic_private__", None)
+        return made
 
     def to_wire(self) -> dict[str, Any]:
         """Return the JSON form: camelCase keys, unset optional fields left out."""

@@ -248,7 +248,10 @@ async def run_call(
         events.append(action_result(turn, step_index, call, output, "failed", "TOOL_ERROR", error_name))
     else:
         events.append(action_result(turn, step_index, call, output, "completed"))
-    return ToolResultPart(tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error)
+    # Made JSON by `_stored` (or an error's text): not walked again.
+    return ToolResultPart.trusted(
+        tool_call_id=call.tool_call_id, tool_name=tool.name, output=model_output, is_error=is_error
+    )
 
 
 def _stored(value: object) -> JsonValue:

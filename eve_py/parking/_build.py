@@ -18,7 +18,8 @@ APPROVAL_OPTIONS = (
 
 
 def _action(call: ToolCallPart) -> ToolCallAction:
-    return ToolCallAction(call_id=call.tool_call_id, tool_name=call.tool_name, input=call.input)
+    # The call's input was validated when the model's response became its message.
+    return ToolCallAction.trusted(call_id=call.tool_call_id, tool_name=call.tool_name, input=call.input)
 
 
 def _options(raw: object) -> list[InputOption] | None:

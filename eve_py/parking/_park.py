@@ -89,7 +89,7 @@ def triage(
         elif tool.client_resolved:
             plan.parked[call_id] = [client_request(call, tool)]
         else:
-            plan.actions.append(ToolCallAction(call_id=call_id, tool_name=call.tool_name, input=call.input))
+            plan.actions.append(ToolCallAction.trusted(call_id=call_id, tool_name=call.tool_name, input=call.input))
             undecided.append((call, tool))
     return plan, undecided
 

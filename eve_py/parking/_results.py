@@ -63,7 +63,8 @@ def action_result(
     if is_error:
         message = output.get("message") if isinstance(output, dict) else output
         error = ActionResultError(code=code or "TOOL_ERROR", message=str(message), name=error_name)
-    result = ToolResultAction(
+    # `output` is eve-py's: a tool's output made JSON (`to_json_value`), an error's text, a denial.
+    result = ToolResultAction.trusted(
         call_id=call.tool_call_id, tool_name=call.tool_name, output=output, is_error=is_error or None
     )
     data = ActionResultData(

@@ -90,7 +90,8 @@ def plan_settlement(
                 results[call.tool_call_id] = expired_result(call, request)
         elif request.kind in ("question", "client-tool"):
             output = client_result(request, answer)
-            results[call.tool_call_id] = ToolResultPart(
+            # The answer was checked when it was accepted; its output is not walked again.
+            results[call.tool_call_id] = ToolResultPart.trusted(
                 tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=output
             )
         elif request.kind == "elicitation":

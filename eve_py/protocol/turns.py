@@ -98,7 +98,7 @@ class TurnState(CamelModel):
 
     def stamp(self, data: EventData) -> Event:
         """A new event of this turn (`meta.deliveryIds` = the turn's delivery ids)."""
-        return new_event(data, delivery_ids=list(self.delivery_ids) or None)
+        return new_event(data, delivery_ids=self.delivery_ids or None)  # the event's meta gets its own list
 
     def stepped(self) -> TurnState:
         """This turn after one more model step."""
@@ -115,6 +115,8 @@ class TurnState(CamelModel):
 
     def with_status(self, status: TurnStatus, error: str | None = None) -> TurnState:
         """This turn at `status`, failed with `error` (None clears it)."""
+        if status == self.status and error == self.error:
+            return self  # frozen: the same turn serves (a new turn starts running)
         return self.model_copy(update={"status": status, "error": error})
 
 
