@@ -76,7 +76,8 @@ def json_problem(value: object) -> str | None:
 
     Catches what Python's `json` lets through but the wire and the stores cannot keep: NaN and
     Infinity (not JSON numbers) and lone UTF-16 surrogates (not encodable as UTF-8), in strings
-    and keys at any depth. Walks without recursion, so any nesting depth is safe.
+    and keys at any depth, and a dict or list that contains itself. Walks without recursion, so
+    any nesting depth is safe.
 
     Returns:
         E.g. `"NaN at pickedIds/0 is not a JSON number"`, or None.
@@ -87,22 +88,28 @@ def json_problem(value: object) -> str | None:
         pass
     else:
         return None
-    stack: list[tuple[str, object]] = [("", value)]
+    # Each entry carries the ids of the containers above it: a value that holds itself is named,
+    # not walked forever (a container shared by two branches is not a cycle).
+    stack: list[tuple[str, object, frozenset[int]]] = [("", value, frozenset())]
     while stack:
-        path, item = stack.pop()
+        path, item, above = stack.pop()
         where = path or "(root)"
         if isinstance(item, float) and not math.isfinite(item):
             shown = "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
             return f"{shown} at {where} is not a JSON number (JSON has no NaN or Infinity)"
         if isinstance(item, str) and _LONE_SURROGATE.search(item):
             return f"the text at {where} holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if isinstance(key, str) and _LONE_SURROGATE.search(key):
-                    return f"a key at {where} holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
-                stack.append((f"{path}/{key}" if path else str(key), child))
-        elif isinstance(item, list | tuple):
-            stack.extend((f"{path}/{i}" if path else str(i), child) for i, child in enumerate(item))
+        if isinstance(item, dict | list | tuple):
+            if id(item) in above:
+                return f"the value at {where} contains itself (a circular reference), which JSON cannot hold"
+            inner = above | {id(item)}
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if isinstance(key, str) and _LONE_SURROGATE.search(key):
+                        return f"a key at {where} holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
+                    stack.append((f"{path}/{key}" if path else str(key), child, inner))
+            else:
+                stack.extend((f"{path}/{i}" if path else str(i), child, inner) for i, child in enumerate(item))
     return None
 
 

@@ -106,6 +106,10 @@ async def test_a_request_id_with_a_lone_surrogate_is_refused_with_a_printable_id
     assert await snapshot(session) == before
 
 
+CIRCULAR: dict[str, Any] = {"page": "checkout"}
+CIRCULAR["self"] = CIRCULAR  # a mapping that holds itself: refused with a message, never walked forever
+
+
 @pytest.mark.parametrize(
     "turn_input",
     [
@@ -114,6 +118,7 @@ async def test_a_request_id_with_a_lone_surrogate_is_refused_with_a_printable_id
         {"message": "hi", "client_context": {"who": "\ud800"}},
         {"message": "hi", "client_context": ["ok", "x\udbff"]},
         {"message": "hi", "output_schema": {"type": "number", "maximum": float("inf")}},
+        {"message": "hi", "client_context": CIRCULAR},
     ],
 )
 async def test_a_message_that_is_not_standard_json_is_refused_before_anything_is_written(
