@@ -32,6 +32,11 @@ ACTIVITY_TYPE = "tool-progress"
 """The `activityType` of a tool call's activity message."""
 
 
+def _message_id(call_id: str) -> str:
+    """A call's activity message id: the same in a run's events and in a stored thread's snapshot."""
+    return f"activity_{call_id}"
+
+
 def _change(event: ActionProgress | ActionLog) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """What one report changes: the progress fields it replaces, or the log entry it appends."""
     if isinstance(event, ActionProgress):
@@ -57,7 +62,7 @@ class ToolActivity:
 
     def events(self, event: ActionProgress | ActionLog) -> list[BaseEvent]:
         """The AG-UI event for one report."""
-        message_id = f"activity_{event.data.tool_call_id}"
+        message_id = _message_id(event.data.tool_call_id)
         if message_id not in self._opened:
             self._opened.add(message_id)
             content = _opened(event)
@@ -82,6 +87,6 @@ def activity_messages(reports: Iterable[ActionProgress | ActionLog]) -> dict[str
         if entry is not None:
             content["logs"].append(entry)
     return {
-        call_id: ActivityMessage(id=f"activity_{call_id}", activity_type=ACTIVITY_TYPE, content=content)
+        call_id: ActivityMessage(id=_message_id(call_id), activity_type=ACTIVITY_TYPE, content=content)
         for call_id, content in contents.items()
     }

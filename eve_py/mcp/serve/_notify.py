@@ -28,7 +28,7 @@ from eve_py._context import LOG_LEVELS, ClientFeature, LogLevel, Root
 from eve_py._json import JsonValue
 from eve_py.errors import ToolError
 from eve_py.mcp.serve._asking import offered, roots_of, sampled_text, sampling_request
-from eve_py.mcp.serve._updates import ResourceUpdates
+from eve_py.mcp.serve._updates import ResourceUpdates, connection_of
 
 __all__ = ("LEVEL_STATE_KEY", "ClientChannel", "on_set_level")
 
@@ -43,11 +43,9 @@ _AT_OR_ABOVE: dict[object, frozenset[str]] = {level: frozenset(LOG_LEVELS[i:]) f
 def _connection_state(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any] | None:
     """The per-connection scratch state of the call's connection.
 
-    The SDK's request context reaches the connection only through its session's (private)
-    attribute; without it (another SDK version) the level is not kept and every level is sent.
+    Without the connection (`connection_of`) the level is not kept and every level is sent.
     """
-    connection = getattr(ctx.session, "_connection", None)
-    state = getattr(connection, "state", None)
+    state = getattr(connection_of(ctx), "state", None)
     return state if isinstance(state, dict) else None
 
 

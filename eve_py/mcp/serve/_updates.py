@@ -28,13 +28,14 @@ import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 
-__all__ = ("ResourceUpdates",)
+__all__ = ("ResourceUpdates", "connection_of")
 
 logger = logging.getLogger("eve_py.mcp")
 
 
-def _connection(ctx: ServerRequestContext[Any, Any]) -> Any:
-    """The request's connection: the SDK's request context reaches it only through its session's private attribute."""
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The request's connection, or None: the SDK's request context reaches it only through its
+    session's private attribute (another SDK version may not have it)."""
     return getattr(ctx.session, "_connection", None)
 
 
@@ -50,13 +51,13 @@ class ResourceUpdates:
 
     def subscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> None:
         """`resources/subscribe`: the request's connection hears about `uri` from now on."""
-        connection = _connection(ctx)
+        connection = connection_of(ctx)
         if connection is not None:
             self._subscribed.setdefault(uri, weakref.WeakSet()).add(connection)
 
     def unsubscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> None:
         """`resources/unsubscribe`: the request's connection no longer hears about `uri`."""
-        connection = _connection(ctx)
+        connection = connection_of(ctx)
         if connection is not None and uri in self._subscribed:
             self._subscribed[uri].discard(connection)
 
