@@ -30,6 +30,10 @@ the median over rounds of LangGraph's time per cycle / eve-py's:
 
 PostgreSQL is a throwaway server started from Debian's binaries as `tests/postgres.py` does (fsync
 off, `synchronous_commit` off: the figures count round trips and CPU, not the disk), or `--url`.
+On PostgreSQL each round also prints, per cycle, the CPU time of the server processes serving
+each side's database (read from `/proc`: a server on this machine) and the statements each
+side's client sent (`execute` calls, each row of an `executemany` counted) with, for LangGraph,
+the pipelines they went in.
 With `--fsyncs`, every SQLite scenario is run again in a child process under `strace -f -c` to
 count `fsync`/`fdatasync` calls per cycle. Each round also prints the process CPU time per cycle
 (`time.process_time`: every thread of this process, eve-py's store writer included; not a
@@ -84,6 +88,9 @@ Cycle = Callable[[], Awaitable[None]]
 
 class Eve:
     """eve-py on one store: a runtime with the app's mock model."""
+
+    database: str | None = None
+    """With PostgreSQL, the store's database URL (its server processes' CPU is measured)."""
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store
@@ -149,6 +156,8 @@ def langgraph_builder() -> Any:
 
 class LangGraph:
     """A compiled graph on a checkpointer; `sync` graphs run on the loop's thread (as a script would)."""
+
+    database: str | None = None
 
     def __init__(self, graph: Any, *, sync: bool) -> None:
         from langchain_core.messages import HumanMessage
@@ -237,7 +246,74 @@ async def postgres_pair(stack: AsyncExitStack, url: str, lg_url: str, *, concurr
         stack.callback(connection.close)
         saver = PostgresSaver(connection)
         saver.setup()
-    return Eve(store), LangGraph(langgraph_builder().compile(checkpointer=saver), sync=not concurrent)
+    eve, peer = Eve(store), LangGraph(langgraph_builder().compile(checkpointer=saver), sync=not concurrent)
+    eve.database, peer.database = url, lg_url
+    return eve, peer
+
+
+class Statements:
+    """Counts the statements psycopg sends (every `execute`, every row of an `executemany`) and pipelines."""
+
+    def __init__(self) -> None:
+        self.statements = self.pipelines = 0
+        self._patched: list[tuple[Any, str, Any]] = []
+
+    def __enter__(self) -> Statements:
+        import psycopg
+
+        def counting(cls: Any, name: str, rows: bool) -> None:
+            original = getattr(cls, name)
+            self._patched.append((cls, name, original))
+            if rows:
+
+                def many(cursor: Any, query: Any, params_seq: Any, *args: Any, **kwargs: Any) -> Any:
+                    params_seq = list(params_seq)
+                    self.statements += len(params_seq)
+                    return original(cursor, query, params_seq, *args, **kwargs)
+
+                setattr(cls, name, many)
+            else:
+
+                def one(target: Any, *args: Any, **kwargs: Any) -> Any:
+                    if name == "pipeline":
+                        self.pipelines += 1
+                    else:
+                        self.statements += 1
+                    return original(target, *args, **kwargs)
+
+                setattr(cls, name, one)
+
+        for cls in (psycopg.Cursor, psycopg.AsyncCursor):
+            counting(cls, "execute", False)
+            counting(cls, "executemany", True)
+        for cls in (psycopg.Connection, psycopg.AsyncConnection):
+            counting(cls, "pipeline", False)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for cls, name, original in reversed(self._patched):
+            setattr(cls, name, original)
+
+
+async def server_cpu(database: str | None) -> float:
+    """CPU seconds so far of the server processes serving `database` (0 without one, or not on this machine)."""
+    if database is None:
+        return 0.0
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(database, autocommit=True) as conn:
+        query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        pids = [row[0] for row in await (await conn.execute(query)).fetchall()]
+    return sum(process_cpu(pid) or 0.0 for pid in pids)
+
+
+def process_cpu(pid: int) -> float | None:
+    """A local process's CPU seconds so far (user + system, from `/proc`), or None if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # --- timing -------------------------------------------------------------------------------------
@@ -278,23 +354,36 @@ async def scenario(
         await timed_serial(peer.cycle, [None] * 10)
     times: list[tuple[float, float]] = []
     cpu: list[tuple[float, float]] = []
+    server: list[tuple[float, float]] = []
+    sent: list[tuple[float, float]] = [(0.0, 0.0), (0.0, 0.0)]
     for _ in range(rounds):
-        pair, pair_cpu = [], []
-        for subject in (eve, peer):
+        pair, pair_cpu, pair_server = [], [], []
+        for side, subject in enumerate((eve, peer)):
             if name == "ten":
                 ids: list[str | None] = [await subject.grown(10) for _ in range(max(3, cycles // 10))]
             else:
                 ids = [None] * (cycles * 2 if name == "concurrent" else cycles)
-            started = time.process_time()  # this process's threads; not a database server's
-            if name == "concurrent":
-                pair.append(await timed_concurrent(subject.cycle, len(ids), concurrency))
-            else:
-                pair.append(await timed_serial(subject.cycle, ids))
-            pair_cpu.append((time.process_time() - started) / len(ids))
+            serving = await server_cpu(subject.database)
+            with Statements() as counted:
+                started = time.process_time()  # this process's threads; not a database server's
+                if name == "concurrent":
+                    pair.append(await timed_concurrent(subject.cycle, len(ids), concurrency))
+                else:
+                    pair.append(await timed_serial(subject.cycle, ids))
+                pair_cpu.append((time.process_time() - started) / len(ids))
+            pair_server.append((await server_cpu(subject.database) - serving) / len(ids))
+            sent[side] = (counted.statements / len(ids), counted.pipelines / len(ids))
         times.append((pair[0], pair[1]))
         cpu.append((pair_cpu[0], pair_cpu[1]))
+        server.append((pair_server[0], pair_server[1]))
     ratios = [theirs / ours for ours, theirs in times]
-    return {
+    postgres = {
+        "eve_server_cpu_ms": [round(ours * 1000, 3) for ours, _ in server],
+        "langgraph_server_cpu_ms": [round(theirs * 1000, 3) for _, theirs in server],
+        "statements": [round(sent[0][0], 2), round(sent[1][0], 2)],
+        "pipelines": [round(sent[0][1], 2), round(sent[1][1], 2)],
+    }
+    return (postgres if eve.database is not None else {}) | {
         "scenario": name,
         "eve_ms": [round(ours * 1000, 3) for ours, _ in times],
         "langgraph_ms": [round(theirs * 1000, 3) for _, theirs in times],
@@ -405,6 +494,14 @@ def print_report(results: list[dict[str, Any]]) -> None:
             f"  {'':<19} process CPU ms/cycle: eve-py {', '.join(f'{v:.2f}' for v in r['eve_cpu_ms'])}"
             f"  LangGraph {', '.join(f'{v:.2f}' for v in r['langgraph_cpu_ms'])}"
         )
+        if "eve_server_cpu_ms" in r:
+            keys = ("eve_server_cpu_ms", "langgraph_server_cpu_ms")
+            ours, theirs = (", ".join(f"{v:.2f}" for v in r[k]) for k in keys)
+            print(f"  {'':<19} PostgreSQL server CPU ms/cycle: eve-py {ours}  LangGraph {theirs}")
+            print(
+                f"  {'':<19} statements/cycle: eve-py {r['statements'][0]:.1f}, LangGraph {r['statements'][1]:.1f}"
+                f" in {r['pipelines'][1]:.1f} pipelines"
+            )
         if "fsyncs" in r:
             print(f"  {'':<19} fsyncs/cycle: eve-py {r['fsyncs'][0]:.2f}, LangGraph {r['fsyncs'][1]:.2f}")
 

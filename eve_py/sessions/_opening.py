@@ -3,6 +3,9 @@
 A store is named by one string: a `postgresql://` (or `postgres://`) URL picks the
 `PostgresSessionStore` (the `postgres` extra), `memory` a `MemorySessionStore`, and a path a
 SQLite file. A URL of any other scheme (`mysql://...`) is refused, not taken for a path.
+
+A command's PostgreSQL store notifies other processes of its commits (`feed=True`): a command
+that answers or continues a session shares the database with servers whose streams follow it.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def build_store(spec: str) -> SessionStore:
         UsageError: A PostgreSQL URL without the `postgres` extra installed, or a URL of another scheme.
     """
     if is_postgres_url(spec):
-        return _postgres()(spec)
+        return _postgres()(spec, feed=True)
     if spec == "memory":
         return MemorySessionStore()
     _refuse_other_urls(spec)
@@ -68,7 +71,7 @@ async def open_store(spec: str) -> SessionStore:
             another version of it.
     """
     if is_postgres_url(spec):
-        return await _postgres().open(spec)
+        return await _postgres().open(spec, feed=True)
     if spec == "memory":
         return MemorySessionStore()
     _refuse_other_urls(spec)

@@ -5,8 +5,12 @@ keyed by a `bigint` identity as well as its text id), `eve_messages` and `eve_ev
 (append-only logs keyed by that key and an index). Every write is one SQL statement, so one
 transaction and one round trip: an `UPDATE ... WHERE id = $id AND version = $base` (the
 compare-and-set) whose returned key feeds the `INSERT`s of the write's messages and events,
-then `pg_notify('eve_events', ...)`. PostgreSQL delivers that notice only if the write commits,
-so other processes learn of new events as soon as they are readable (see `notices`).
+then, in a store that feeds other processes, `pg_notify('eve_events', ...)`. PostgreSQL
+delivers that notice only if the write commits, so other processes learn of new events as soon
+as they are readable (see `notices`). A store feeds others once `notices()` has been entered in
+its process (a server's workers do) or when opened with `feed=True`; otherwise its writes send
+no notice: PostgreSQL serialises the commits that notify on one lock held through their WAL
+flush, a cost a process that no other process follows need not pay.
 
 Connections come from a `psycopg_pool.AsyncConnectionPool` in autocommit mode (see
 `eve_py.sessions._pg_connect`); the pool's check before it hands one out (a round trip) is
@@ -95,19 +99,28 @@ class PostgresSessionStore:
         max_size: Most connections the pool opens (each is one server process on PostgreSQL).
         timeout_s: How long an operation waits for a working connection (all busy, or the
             database down or restarting) before it raises `StoreUnavailableError`.
+        feed: Notify listening processes (`notices()`) of every commit with events from the
+            start. Without it, this store notifies once `notices()` has been entered in this
+            process: a server's workers follow each other that way, and a process nobody
+            follows sends nothing. Set it in a process that writes sessions which another
+            process's server streams (a job answering requests), or that server's streams see
+            those events only at their next periodic re-read.
     """
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, timeout_s: float = 5.0) -> None:
+    def __init__(
+        self, url: str, *, min_size: int = 1, max_size: int = 8, timeout_s: float = 5.0, feed: bool = False
+    ) -> None:
         self.url = url
         self._pool = make_pool(url, min_size=min_size, max_size=max_size, timeout_s=timeout_s)
         self._opened = False
+        self._feeding = feed
         self._records: Recent[str, tuple[str, SessionRecord]] = Recent(_KEPT_SESSIONS)
         """The last record this store wrote or read per session, with its stored JSON: a load
         that reads the same JSON back returns it without parsing it again."""
 
     @classmethod
     async def open(
-        cls, url: str, *, min_size: int = 1, max_size: int = 8, timeout_s: float = 5.0
+        cls, url: str, *, min_size: int = 1, max_size: int = 8, timeout_s: float = 5.0, feed: bool = False
     ) -> PostgresSessionStore:
         """Connect once and check the schema (the pool opens on first use).
 
@@ -117,7 +130,7 @@ class PostgresSessionStore:
             UsageError: The database cannot be reached within a few seconds (a missing database,
                 a wrong password, nothing listening): one line, the URL without its password.
         """
-        store = cls(url, min_size=min_size, max_size=max_size, timeout_s=timeout_s)
+        store = cls(url, min_size=min_size, max_size=max_size, timeout_s=timeout_s, feed=feed)
         await store.check()
         return store
 
@@ -221,7 +234,7 @@ class PostgresSessionStore:
         params = (
             _row(stored)
             | _logs("events", 0, [dump_event(e) for e in events])
-            | _notice(stored.id, 0, events)
+            | self._notice(stored.id, 0, events)
             | _lazy(durable)
         )
         if await self._one(_CREATE, params, stores=params["record"]) is None:
@@ -262,7 +275,7 @@ class PostgresSessionStore:
             | {"base": record.version}
             | _logs("events", record.event_count, [dump_event(e) for e in events])
             | _logs("messages", record.message_count, message_rows)
-            | _notice(record.id, record.event_count, events)
+            | self._notice(record.id, record.event_count, events)
         )
         if await self._one(_COMMIT, params | _lazy(durable), stores=params["record"]) is None:
             found = await self._one("SELECT version FROM eve_sessions WHERE id = %(id)s", {"id": record.id})
@@ -274,6 +287,11 @@ class PostgresSessionStore:
             )
         self._records.put(stored.id, (params["record"], stored))
         return stored
+
+    def _notice(self, session_id: str, first: int, events: Sequence[Event]) -> dict[str, Any]:
+        """The `eve_events` payload: `session_id first_index count` (empty: no notice, for no
+        events or a store that feeds nobody)."""
+        return {"notify": f"{session_id} {first} {len(events)}" if events and self._feeding else ""}
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """See `SessionStore.read_events`."""
@@ -297,8 +315,10 @@ class PostgresSessionStore:
         """Listen for other processes' commits and cancel requests, on a connection of its own.
 
         Yields an async iterator of `Notice`s, from the moment the block is entered (LISTEN is
-        in place before it yields, so nothing committed afterwards is missed).
+        in place before it yields, so nothing committed afterwards is missed). From then on
+        this store's own commits notify too (see `feed`).
         """
+        self._feeding = True
         async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as conn:
             for channel in (EVENTS_CHANNEL, CANCEL_CHANNEL):
                 await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
@@ -368,8 +388,3 @@ def _logs(table: str, first: int, rows: list[str]) -> dict[str, Any]:
 
 def _lazy(durable: bool) -> dict[str, Any]:
     return {"lazy": not durable}
-
-
-def _notice(session_id: str, first: int, events: Sequence[Event]) -> dict[str, Any]:
-    """The `eve_events` payload: `session_id first_index count` (empty: no notice for no events)."""
-    return {"notify": f"{session_id} {first} {len(events)}" if events else ""}

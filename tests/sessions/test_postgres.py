@@ -92,7 +92,7 @@ async def test_two_processes_writing_one_version_one_wins(postgres_url: str) -> 
 
 @pytest.mark.anyio
 async def test_a_commit_notifies_every_listener_with_the_session_and_the_log_s_new_end(postgres_url: str) -> None:
-    writer = await PostgresSessionStore.open(postgres_url, max_size=2)
+    writer = await PostgresSessionStore.open(postgres_url, max_size=2, feed=True)
     listener = await PostgresSessionStore.open(postgres_url, max_size=1)
     received: list[Notice] = []
     with anyio.fail_after(10):
@@ -104,6 +104,24 @@ async def test_a_commit_notifies_every_listener_with_the_session_and_the_log_s_n
                 if len(received) == 2:
                     break
     assert received == [Notice("events", session.id, 1), Notice("cancel", session.id)]
+    await writer.aclose()
+    await listener.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_store_notifies_of_its_commits_only_once_it_listens_itself(postgres_url: str) -> None:
+    writer = await PostgresSessionStore.open(postgres_url, max_size=2)
+    listener = await PostgresSessionStore.open(postgres_url, max_size=1)
+    with anyio.fail_after(10):
+        async with listener.notices() as notices:
+            unheard = await runtime_on(writer).create_session()
+            await writer.request_cancel(unheard.id)  # notices arrive in commit order: none came before this one
+            assert await anext(notices) == Notice("cancel", unheard.id)
+            async with writer.notices():
+                heard = await runtime_on(writer).create_session()
+                assert await anext(notices) == Notice("events", heard.id, 1)
+            again = await runtime_on(writer).create_session()  # it stays a feeding store
+            assert await anext(notices) == Notice("events", again.id, 1)
     await writer.aclose()
     await listener.aclose()
 
