@@ -7,26 +7,24 @@ result = await session.respond([{"requestId": result.input_requests[0].request_i
 await session.resume()                                  # after a crash: finish what the last write left
 ```
 
-A `Session` is a handle: every operation reads the stored record first and writes through
-the store, so handles in different processes on one store see the same session.
+A `Session` is a handle: every write is a compare-and-set on the record's version, so handles
+in different processes on one store see the same session. `send` and `respond` act on the
+record the handle last read or wrote, and read it again only when that turns out stale.
 """
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
 from eve_py._json import JsonSchema, JsonValue
-from eve_py.errors import (
-    RequestExpiredError,
-    SessionStateError,
-    UsageError,
-)
+from eve_py.errors import EveError, RequestExpiredError, SessionStateError, UsageError
 from eve_py.harness._accept import accept
 from eve_py.harness._conversation import ConversationCache
 from eve_py.harness._expire import Sweeper, commit_expiry
@@ -38,17 +36,15 @@ from eve_py.harness._turns import ActiveTurns
 from eve_py.parking._settle import dismissal
 from eve_py.protocol import Event, new_event
 from eve_py.protocol.messages import Message
-from eve_py.protocol.payloads import (
-    ContextClearedData,
-    SessionCompletedData,
-    SessionWaitingData,
-)
+from eve_py.protocol.payloads import ContextClearedData, SessionCompletedData, SessionWaitingData
 from eve_py.protocol.requests import InputRequest, InputResponse
-from eve_py.protocol.turns import ClientTool, SessionStatus, TurnResult
+from eve_py.protocol.turns import ClientTool, SessionStatus, TurnInput, TurnResult
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._store import SessionStore
 
 __all__ = ("Session",)
+
+_T = TypeVar("_T")
 
 
 class Session:
@@ -156,7 +152,11 @@ class Session:
         """
         driver = self._new_driver()
         sent = turn_input(message, client_context, output_schema, delivery_id, client_tools, driver.tools)
-        record = (await self._store.load(self.id)).active()
+        record = await self._on_record(driver, functools.partial(self._start, driver, sent))
+        return await self._finish(driver, record)
+
+    async def _start(self, driver: TurnDriver, sent: TurnInput, record: SessionRecord) -> SessionRecord:
+        """`send`'s first write on `record`: the turn started, or the open batch dismissed with the message queued."""
         if record.status == "running":
             check_not_running(record)
             # The dead worker's turn is finished first, as resume() would; claiming it first means
@@ -170,13 +170,9 @@ class Session:
             # One write dismisses the batch and queues the message; settling the batch and starting
             # the new turn follow. A crash in between loses neither: resume() does both.
             dismissed, event = dismissal(record.turn, pending, time.time())
-            record = await driver.writer.commit(record.dismiss(sent, dismissed), [event], durable=False)
-        else:
-            started = driver.start_turn(record, sent)
-            record = await driver.writer.commit(
-                started.record, started.events, messages=started.messages, durable=False
-            )
-        return await self._finish(driver, record)
+            return await driver.writer.commit(record.dismiss(sent, dismissed), [event], durable=False)
+        started = driver.start_turn(record, sent)
+        return await driver.writer.commit(started.record, started.events, messages=started.messages, durable=False)
 
     async def respond(
         self,
@@ -222,13 +218,10 @@ class Session:
             raise UsageError(f"respond(by=...) names who answers: a non-empty string, got {by!r}")
         checked = [as_response(r) for r in responses]
         check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
-        driver = self._new_driver()
-        record = (await self._store.load(self.id)).active()
-        context = context_text(client_context)
+        driver, context = self._new_driver(), context_text(client_context)
+        accepted = functools.partial(accept, driver, responses=checked, client_context=context, settle=settle, by=by)
         try:
-            record, settled = await accept(
-                driver, record, checked, client_context=context, output_schema=output_schema, settle=settle, by=by
-            )
+            record, settled = await self._on_record(driver, functools.partial(accepted, output_schema=output_schema))
         except RequestExpiredError:
             if self._sweeper is not None and self._sweeper.running:
                 self._sweeper.poke()  # the sweep expires it within moments, as background work
@@ -315,10 +308,8 @@ class Session:
             )
         turn_id = record.turn.turn_id if record.turn is not None else f"turn_{record.next_sequence}"
         sequence = record.turn.sequence if record.turn is not None else record.next_sequence
-        events: list[Event] = [
-            new_event(ContextClearedData(sequence=sequence, turn_id=turn_id, session_id=self.id)),
-            new_event(SessionWaitingData()),
-        ]
+        cleared = ContextClearedData(sequence=sequence, turn_id=turn_id, session_id=self.id)
+        events: list[Event] = [new_event(cleared), new_event(SessionWaitingData())]
         self._record = await self._new_driver().writer.commit(record.clear(), events)
 
     async def reset(self) -> bool:
@@ -374,6 +365,24 @@ class Session:
     ) -> AnswerLink:
         """A signed, one-shot link that answers the open request `request_id` (see `eve_py.harness._links`)."""
         return await answer_link(self, request_id, expires_after=expires_after, base_url=base_url)
+
+    async def _on_record(self, driver: TurnDriver, act: Callable[[SessionRecord], Awaitable[_T]]) -> _T:
+        """`act` (checks, then one write) on the record this handle holds (no store read), else as stored now.
+
+        Stale, its write fails the compare-and-set or its checks the old state: then `act` runs on
+        the stored record. A running turn is always read first (its lease decides)."""
+        held = self._record
+        if held.status not in ("idle", "waiting"):
+            return await act((await self._store.load(self.id)).active())
+        try:
+            return await act(held)
+        except EveError:
+            if driver.writer.last is not None:  # it wrote: its error is the call's
+                raise
+            stored = await self._store.load(self.id)
+            if stored.version == held.version:  # it was current: its error stands
+                raise
+        return await act(stored.active())
 
     async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
         result: TurnResult | None = None

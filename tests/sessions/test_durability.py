@@ -111,29 +111,40 @@ async def test_a_parked_session_resumes_from_a_new_runtime_on_the_same_store(reo
 
 
 class BarrierStore(ForwardingStore):
-    """Delegates to a real store; `load` waits until `parties` callers have loaded (forces a race)."""
+    """Delegates to a real store; `load` (or `commit`, `at="commit"`) waits until `parties` callers got
+    there (forces a race: each acts on what it read before any of them wrote)."""
 
-    def __init__(self, inner: SessionStore, parties: int) -> None:
+    def __init__(self, inner: SessionStore, parties: int, *, at: str = "load") -> None:
         super().__init__(inner)
         self.parties = parties
-        self.loaded = 0
-        self.all_loaded = anyio.Event()
+        self.at = at
+        self.arrived = 0
+        self.all_arrived = anyio.Event()
         self.armed = False
+
+    async def _arrive(self, where: str) -> None:
+        if self.armed and where == self.at:
+            self.arrived += 1
+            if self.arrived >= self.parties:
+                self.all_arrived.set()
+                self.armed = False
+            await self.all_arrived.wait()
 
     async def load(self, session_id: str) -> SessionRecord:
         record = await self.inner.load(session_id)
-        if self.armed:
-            self.loaded += 1
-            if self.loaded >= self.parties:
-                self.all_loaded.set()
-                self.armed = False
-            await self.all_loaded.wait()
+        await self._arrive("load")
         return record
+
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = (), *, durable: bool = True
+    ) -> SessionRecord:
+        await self._arrive("commit")
+        return await self.inner.commit(record, events, messages, durable=durable)
 
 
 async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_written(store: SessionStore) -> None:
     inner = store
-    barrier = BarrierStore(inner, parties=2)
+    barrier = BarrierStore(inner, parties=2, at="commit")  # both answers checked before either is written
     runtime = runtime_on(barrier)
     session = await runtime.create_session()
     [request] = (await session.send("help me pick a template")).input_requests
@@ -158,8 +169,8 @@ async def test_two_concurrent_answers_to_one_batch_one_wins_and_one_result_is_wr
 
     errors = [o for o in outcomes if isinstance(o, Exception)]
     assert len(outcomes) == 2 and len(errors) == 1
-    assert isinstance(errors[0], SessionConflictError)
-    assert "changed by another writer" in str(errors[0])
+    # The loser's write fails the compare-and-set; read again, its request has its answer.
+    assert isinstance(errors[0], RequestAlreadyAnsweredError) and isinstance(errors[0], SessionConflictError)
     record = await inner.load(session.id)
     assert record.status == "idle"
     conversation = await inner.read_messages(record.id)
