@@ -3,6 +3,7 @@
 ```
 eve-py serve APP_DIR [--host 127.0.0.1] [--port 8000] [--model mock|provider/model] [--store PATH|URL]
                      [--allowed-host NAME ...] [--workers N] [--lease-s SECONDS] [--recheck-s SECONDS]
+                     [--forwarded-allow-ips IPS]
 ```
 
 `--store` (else `EVE_STORE`) takes a SQLite file or a `postgresql://` URL. `--workers N` runs
@@ -15,6 +16,10 @@ one the server has no authentication, so it listens on loopback only and says so
 non-loopback `--host` without a token is refused, and so are requests from other sites'
 pages and requests naming another `Host` than a loopback name, `--host` or `--allowed-host`
 (see `eve_py.server._guard`).
+
+`X-Forwarded-For` / `X-Forwarded-Proto` are read only from the proxies `--forwarded-allow-ips`
+(else `FORWARDED_ALLOW_IPS`) names; without either, uvicorn's proxy-headers middleware is left
+out of every request's path.
 """
 
 from __future__ import annotations
@@ -89,6 +94,12 @@ def add_serve_parser(commands: Any) -> None:
         default=[],
         metavar="NAME",
         help="a Host name the server answers to besides loopback names (repeatable; *.example.com allowed)",
+    )
+    serve_cmd.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="proxy addresses whose X-Forwarded-For/-Proto headers are trusted (comma-separated, * for any; "
+        "default $FORWARDED_ALLOW_IPS, else none: the headers are ignored)",
     )
 
 
@@ -210,12 +221,17 @@ def _run(app: Any, args: argparse.Namespace, sock: socket.socket) -> None:
     """Serve `app` on `sock` with uvicorn until SIGINT or SIGTERM (both end it gracefully)."""
     import uvicorn  # the server extra: `serve` checked it is installed
 
+    proxies = _forwarded_allow_ips(args)
     config = uvicorn.Config(
         app,
         log_level=args.log_level,
         access_log=args.access_log,
         timeout_graceful_shutdown=5,
         lifespan="on",
+        # uvicorn's proxy-headers middleware runs on every request; only where a proxy is named.
+        proxy_headers=proxies is not None,
+        forwarded_allow_ips=proxies,
+        server_header=False,
     )
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again: that is
     # how this command ends, so either one exits 0 (SIGTERM is turned into the same path).
@@ -230,6 +246,12 @@ def _run(app: Any, args: argparse.Namespace, sock: socket.socket) -> None:
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
+
+
+def _forwarded_allow_ips(args: argparse.Namespace) -> str | None:
+    """The proxies whose forwarded headers are trusted: `--forwarded-allow-ips`, else `FORWARDED_ALLOW_IPS`."""
+    named: str | None = args.forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS")
+    return named.strip() if named and named.strip() else None
 
 
 async def _check_store(spec: str) -> None:
@@ -267,5 +289,6 @@ def _supervise(args: argparse.Namespace, spec: str, agent_name: str) -> int:
     command += ["--lease-s", str(args.lease_s), "--recheck-s", str(args.recheck_s), "--log-level", args.log_level]
     command += ["--model", args.model] if args.model else []
     command += ["--access-log"] if args.access_log else []
+    command += ["--forwarded-allow-ips", args.forwarded_allow_ips] if args.forwarded_allow_ips else []
     _banner(f"{agent_name}: {args.workers} workers; sessions in {_shown_store(spec)}", sock, tokens_from_env())
     return supervise(command, sock, args.workers)

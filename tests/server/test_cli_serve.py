@@ -91,6 +91,31 @@ async def test_access_log_never_keeps_an_answer_links_token(tmp_path: Path) -> N
     assert '"GET /eve/v1/health HTTP/1.1" 200' in logged, logged  # the rest of the log is as it was
 
 
+async def _link_url(url: str, forwarded: dict[str, str]) -> str:
+    """The URL of an answer link made by a request that says a proxy forwarded it from `https://chat.example`."""
+    async with Client(url) as client:
+        parked = await client.result(await client.create_session("help me pick a template"), timeout_s=20)
+    [request] = parked.input_requests
+    async with httpx.AsyncClient(base_url=f"{url}/eve/v1") as http:
+        made = await http.post(
+            f"/session/{parked.session_id}/links", json={"requestId": request.request_id}, headers=forwarded
+        )
+    assert made.status_code == 201, made.text
+    link: str = made.json()["url"]
+    return link
+
+
+async def test_forwarded_headers_count_only_from_the_proxies_named(tmp_path: Path) -> None:
+    forwarded = {"x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.7"}
+    async with eve_serve(tmp_path / "a.db", None) as (url, _, _):
+        assert (await _link_url(url, forwarded)).startswith(f"{url}/eve/v1/answer/")
+    async with eve_serve(tmp_path / "b.db", None, "--forwarded-allow-ips", "127.0.0.1") as (url, _, _):
+        https = url.replace("http://", "https://", 1)
+        assert (await _link_url(url, forwarded)).startswith(f"{https}/eve/v1/answer/")
+    async with eve_serve(tmp_path / "c.db", None, env={"FORWARDED_ALLOW_IPS": "*"}) as (url, _, _):
+        assert (await _link_url(url, forwarded)).startswith("https://")
+
+
 async def test_serve_refuses_a_non_loopback_host_without_a_token(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "EVE_API_TOKEN"}
     command = [sys.executable, "-m", "eve_py", "serve", str(HITL_APP), "--model", "mock", "--host", "0.0.0.0"]
