@@ -27,6 +27,7 @@ still finds no working connection within `timeout_s` raises `StoreUnavailableErr
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 import anyio
 import psycopg
 from psycopg import sql
+from psycopg_pool import PoolTimeout
 
 from eve_py._lru import Recent
 from eve_py.errors import SessionConflictError, SessionNotFoundError
@@ -43,6 +45,7 @@ from eve_py.sessions._feed import CANCEL_CHANNEL, EVENTS_CHANNEL, Notice, parse_
 from eve_py.sessions._once import POSTGRES_USE_ONCE
 from eve_py.sessions._pg_connect import RETRIED, connect, connection_lost, make_pool, unavailable, unreachable
 from eve_py.sessions._pg_schema import POSTGRES_SCHEMA_VERSION, check_version, migrate, schema_version
+from eve_py.sessions._pg_sql import COMMIT, CREATE, READ, RECORD, lazy_params, log_params, row_params
 from eve_py.sessions._record import SessionRecord
 
 __all__ = ("POSTGRES_SCHEMA_VERSION", "PostgresSessionStore", "migrate", "schema_version")
@@ -51,43 +54,6 @@ _MAX_INDEX = 2**62
 
 _KEPT_SESSIONS = 1024
 """How many sessions' last record a store keeps in memory."""
-
-
-# The events and messages of a write go in as arrays: one statement, whatever their number. The
-# JSON goes in binary (`%b`): psycopg's text format would escape every quote of it, in Python.
-_APPEND = """
-    {table}_rows AS (
-        INSERT INTO eve_{table} (session, idx, {column})
-        SELECT w.key, %({table}_first)s + t.n - 1, t.v
-        FROM written w, unnest(%({table})b::text[]) WITH ORDINALITY AS t (v, n)
-    )"""
-_NOTIFY = f"CASE WHEN %(notify)s <> '' THEN pg_notify('{EVENTS_CHANNEL}', %(notify)s) END"
-# A write that need not wait for its WAL flush says so for its own transaction (the statement's):
-# PostgreSQL reads the setting at commit, so no BEGIN, SET LOCAL and COMMIT of their own.
-_LAZY = "CASE WHEN %(lazy)s THEN set_config('synchronous_commit', 'off', true) END"
-_CREATE = f"""
-WITH written AS (
-    INSERT INTO eve_sessions (id, version, status, updated_at, record, input_deadline)
-    VALUES (%(id)s, %(version)s, %(status)s, %(updated_at)s, %(record)b, %(input_deadline)s)
-    ON CONFLICT (id) DO NOTHING RETURNING key
-), {_APPEND.format(table="events", column="event").strip()}
-SELECT key, {_NOTIFY}, {_LAZY} FROM written
-"""
-_COMMIT = f"""
-WITH written AS (
-    UPDATE eve_sessions SET version = %(version)s, status = %(status)s, updated_at = %(updated_at)s,
-        record = %(record)b, input_deadline = %(input_deadline)s
-    WHERE id = %(id)s AND version = %(base)s RETURNING key
-), {_APPEND.format(table="events", column="event").strip()},
-{_APPEND.format(table="messages", column="message").strip()}
-SELECT key, {_NOTIFY}, {_LAZY} FROM written
-"""
-_READ = """
-SELECT l.{column} FROM eve_sessions s
-LEFT JOIN eve_{table} l ON l.session = s.key AND l.idx >= %(start)s AND l.idx < %(stop)s
-WHERE s.id = %(id)s ORDER BY l.idx
-"""
-_RECORD = "SELECT record FROM eve_sessions WHERE id = %(id)s"
 
 
 class PostgresSessionStore:
@@ -114,6 +80,11 @@ class PostgresSessionStore:
         self._pool = make_pool(url, min_size=min_size, max_size=max_size, timeout_s=timeout_s)
         self._opened = False
         self._feeding = feed
+        self._timeout_s = timeout_s
+        self._free = anyio.Semaphore(max_size, fast_acquire=True)
+        """One permit per connection the pool may open: callers beyond them queue here, at the
+        cost of a future each, instead of in the pool, whose waiting clients cost a task, a timer
+        and a condition each (a sixth of the client's CPU with 64 sessions at once)."""
         self._records: Recent[str, tuple[str, SessionRecord]] = Recent(_KEPT_SESSIONS)
         """The last record this store wrote or read per session, with its stored JSON: a load
         that reads the same JSON back returns it without parsing it again."""
@@ -162,11 +133,25 @@ class PostgresSessionStore:
 
     @asynccontextmanager
     async def _checked_out(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection, within `timeout_s` (a `PoolTimeout` otherwise)."""
         if not self._opened:
             self._opened = True
             await self._pool.open()  # without waiting: a request waits for its connection, up to timeout_s
-        async with self._pool.connection() as conn:
-            yield conn
+        timeout_s = self._timeout_s
+        try:
+            self._free.acquire_nowait()
+        except anyio.WouldBlock:
+            started = time.monotonic()
+            with anyio.move_on_after(timeout_s) as waiting:
+                await self._free.acquire()
+            if waiting.cancelled_caught:
+                raise PoolTimeout(f"no connection came free within {timeout_s:.2f} s") from None
+            timeout_s = max(timeout_s - (time.monotonic() - started), 0.001)  # the pool refuses 0
+        try:
+            async with self._pool.connection(timeout=timeout_s) as conn:
+                yield conn
+        finally:
+            self._free.release()
 
     async def _one(self, query: str, params: Mapping[str, Any], *, stores: str | None = None) -> tuple[Any, ...] | None:
         """The statement's first row, or None (see `_rows`)."""
@@ -180,8 +165,8 @@ class PostgresSessionStore:
 
         Why running it again is safe. Its connection died because the server went away (restarted,
         stopped, the network dropped). A read can always run again. Each write here is one
-        statement, so one transaction, and a compare-and-set: `_COMMIT` changes the session only
-        if it is still at the version it was based on, `_CREATE` inserts only an id not taken. So
+        statement, so one transaction, and a compare-and-set: `COMMIT` changes the session only
+        if it is still at the version it was based on, `CREATE` inserts only an id not taken. So
         a write can never apply twice, however often it runs. What a retry must not do is report
         a false conflict: PostgreSQL commits at the end of the statement, before its answer
         reaches us, so the first try may have committed and only its answer been lost. The retry
@@ -214,7 +199,7 @@ class PostgresSessionStore:
             RETRIED.reset(retried)
         rows = await self._run(query, params)
         if not rows and stores is not None:  # not applied now: had the first try committed it?
-            held = await self._run(_RECORD, {"id": params["id"]})
+            held = await self._run(RECORD, {"id": params["id"]})
             return held if held and held[0][0] == stores else []
         return rows
 
@@ -232,19 +217,19 @@ class PostgresSessionStore:
         """See `SessionStore.create` (`durable=False`: committed without waiting for its WAL flush, as `commit`)."""
         stored = record.created(len(events))
         params = (
-            _row(stored)
-            | _logs("events", 0, [dump_event(e) for e in events])
+            row_params(stored)
+            | log_params("events", 0, [dump_event(e) for e in events])
             | self._notice(stored.id, 0, events)
-            | _lazy(durable)
+            | lazy_params(durable)
         )
-        if await self._one(_CREATE, params, stores=params["record"]) is None:
+        if await self._one(CREATE, params, stores=params["record"]) is None:
             raise SessionConflictError(f"A session with id {record.id!r} already exists.")
         self._records.put(stored.id, (params["record"], stored))
         return stored
 
     async def load(self, session_id: str) -> SessionRecord:
         """See `SessionStore.load`."""
-        row = await self._one(_RECORD, {"id": session_id})
+        row = await self._one(RECORD, {"id": session_id})
         if row is None:
             raise SessionNotFoundError(session_id)
         kept = self._records.get(session_id)
@@ -271,13 +256,13 @@ class PostgresSessionStore:
         stored = record.stored(len(events), len(messages))
         message_rows = [dump_message(m) for m in messages]
         params = (
-            _row(stored)
+            row_params(stored)
             | {"base": record.version}
-            | _logs("events", record.event_count, [dump_event(e) for e in events])
-            | _logs("messages", record.message_count, message_rows)
+            | log_params("events", record.event_count, [dump_event(e) for e in events])
+            | log_params("messages", record.message_count, message_rows)
             | self._notice(record.id, record.event_count, events)
         )
-        if await self._one(_COMMIT, params | _lazy(durable), stores=params["record"]) is None:
+        if await self._one(COMMIT, params | lazy_params(durable), stores=params["record"]) is None:
             found = await self._one("SELECT version FROM eve_sessions WHERE id = %(id)s", {"id": record.id})
             if found is None:
                 raise SessionNotFoundError(record.id)
@@ -305,7 +290,7 @@ class PostgresSessionStore:
     async def _read(self, table: str, column: str, session_id: str, start: int, stop: int | None) -> list[str]:
         """One round trip: a row per entry, or one NULL row for a session with none in range."""
         bounds = {"start": max(start, 0), "stop": _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)}
-        rows = await self._rows(_READ.format(table=table, column=column), bounds | {"id": session_id})
+        rows = await self._rows(READ.format(table=table, column=column), bounds | {"id": session_id})
         if not rows:
             raise SessionNotFoundError(session_id)
         return [str(row[0]) for row in rows if row[0] is not None]
@@ -369,22 +354,3 @@ class PostgresSessionStore:
         """Close the pool's connections."""
         if self._opened:
             await self._pool.close()
-
-
-def _row(record: SessionRecord) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "version": record.version,
-        "status": record.status,
-        "updated_at": record.updated_at,
-        "record": record.to_json(),
-        "input_deadline": record.input_deadline,
-    }
-
-
-def _logs(table: str, first: int, rows: list[str]) -> dict[str, Any]:
-    return {table: rows, f"{table}_first": first}
-
-
-def _lazy(durable: bool) -> dict[str, Any]:
-    return {"lazy": not durable}

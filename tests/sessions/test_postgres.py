@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import anyio
@@ -11,10 +12,11 @@ import pytest
 from eve_py import InputResponse, Runtime, SessionConflictError, StoreSchemaError, load_agent
 from eve_py.agent import load_mock_model
 from eve_py.cli._main import main
+from eve_py.errors import StoreUnavailableError
 from eve_py.sessions import SQLiteSessionStore
 from eve_py.sessions._feed import Notice
 from eve_py.sessions._opening import open_store
-from eve_py.sessions.postgres import POSTGRES_SCHEMA_VERSION, PostgresSessionStore
+from eve_py.sessions.postgres import POSTGRES_SCHEMA_VERSION, PostgresSessionStore, migrate
 from tests.conftest import HITL_APP
 from tests.postgres import PostgresServer
 
@@ -46,6 +48,31 @@ def test_a_database_without_the_schema_is_refused_until_migrate_creates_it(
     assert f"schema none -> {POSTGRES_SCHEMA_VERSION}" in out and "up to date" in out
 
     assert main(["run", str(HITL_APP), "hello", "--model", "mock", "--store", url]) == 0
+
+
+@pytest.mark.anyio
+async def test_a_schema_3_database_is_refused_until_migrate_upgrades_it_keeping_its_sessions(postgres_url: str) -> None:
+    store = await PostgresSessionStore.open(postgres_url)
+    parked = await runtime_on(store).create_session()
+    [request] = (await parked.send("help me pick a template")).input_requests
+    await store.aclose()
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as conn:  # schema 3's logs
+        for table in ("events", "messages"):
+            await conn.execute(f"ALTER TABLE eve_{table} ADD FOREIGN KEY (session) REFERENCES eve_sessions (key)")
+        await conn.execute("UPDATE eve_schema SET version = 3")
+
+    with pytest.raises(StoreSchemaError, match="holds eve-py schema 3; .* eve-py store migrate"):
+        await PostgresSessionStore.open(postgres_url)
+    assert await migrate(postgres_url) == (3, POSTGRES_SCHEMA_VERSION)
+
+    store = await PostgresSessionStore.open(postgres_url)
+    again = await runtime_on(store).get_session(parked.id)
+    done = await again.respond([InputResponse(request_id=request.request_id, value=PICK)])
+    assert done.message == "Recorded your pick: tpl_green."
+    await store.aclose()
+    async with await psycopg.AsyncConnection.connect(postgres_url) as conn:
+        found = await conn.execute("SELECT count(*) FROM pg_constraint WHERE contype = 'f'")
+        assert await found.fetchone() == (0,)
 
 
 def test_a_database_of_a_newer_schema_is_refused(postgres_url: str) -> None:
@@ -150,4 +177,31 @@ async def test_store_copy_moves_parked_sessions_and_they_resume_on_postgresql(
     again = await runtime_on(store).get_session(parked.id)
     done = await again.respond([InputResponse(request_id=request.request_id, value=PICK)])
     assert done.message == "Recorded your pick: tpl_green."
+    await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_callers_beyond_the_pool_s_connections_wait_their_turn_or_get_store_unavailable(
+    postgres_url: str,
+) -> None:
+    store = await PostgresSessionStore.open(postgres_url, max_size=1, timeout_s=0.5)
+    session = await runtime_on(store).create_session()
+    loaded = anyio.Event()
+
+    async def load_meanwhile() -> None:
+        await store.load(session.id)
+        loaded.set()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            async with store.connection():  # the only connection, held
+                group.start_soon(load_meanwhile)
+                await anyio.wait_all_tasks_blocked()
+                assert not loaded.is_set()
+            await loaded.wait()  # the waiting load got the connection once it was given back
+        async with store.connection():
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailableError, match="no connection came free within 0.50 s"):
+                await store.load(session.id)
+            assert time.monotonic() - started < 5
     await store.aclose()
