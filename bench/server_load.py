@@ -27,8 +27,8 @@ Both servers start first and each gets five warm-up sessions, one at a time. The
 alternate, baseline round 1, current round 1, baseline round 2, current round 2, ... (`--rounds`
 per side, default 2), so that a noisy machine hurts both sides alike; the server not being
 driven is idle. Round 1 on each server also pays one-off costs (worker threads, allocator
-arenas); round 2 shows what N more sessions cost. Each round, with one `httpx.AsyncClient` (and
-connection pool) per session, like N independent frontends, speaking either wire:
+arenas); round 2 shows what N more sessions cost. Each round, with one client (one
+kept-alive connection) per session, like N independent frontends, speaking either wire:
 
 1. **Park**: all N sessions at once: `POST /eve/v1/session {message: "help me pick a template"}`
    (`202 {sessionId, startIndex}`), then `GET .../stream?startIndex=N` (NDJSON) until the turn
@@ -42,8 +42,12 @@ connection pool) per session, like N independent frontends, speaking either wire
    (new wire) or the end of the response (old wire). The turn must have completed and its last
    `message.completed` (`data.message`, or `data.text` on the old wire) must be the expected text.
 
-Each client sends a request in one write, as a browser's `fetch` does (httpcore writes the headers
-and the body apart; see `_OneWrite`). `--pin CPUS` runs both servers on those CPUs (`taskset -c`)
+Each frontend is an `_h11_client.H11Client` (`--client h11`, the default): h11 on a TCP stream,
+one kept-alive connection, each request in one write, as a browser's `fetch` does; with httpx
+(`--client httpx`, the client before issue 25 step 13) the load generator spent 1-2 ms of CPU a
+request and its own queue made most of the answer `POST`'s p50 (see `_h11_client`). httpx's
+clients also send each request in one write (httpcore writes the headers and the body apart;
+see `_OneWrite`). `--pin CPUS` runs both servers on those CPUs (`taskset -c`)
 and the load generator on the others, so that the generator's own CPU time (about as much as the
 server's) does not come out of the server's share; without it all share every core.
 
@@ -83,6 +87,7 @@ from typing import Any, Literal
 import anyio
 import httpcore
 import httpx
+from _h11_client import H11Client  # bench/ is the script's directory, first on sys.path
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
@@ -352,6 +357,20 @@ class _OneWriteBackend(httpcore.AsyncNetworkBackend):
         await self._backend.sleep(seconds)
 
 
+CLIENT: Literal["h11", "httpx"] = "h11"
+"""The frontends' HTTP client (`--client`): `_h11_client.H11Client`, or httpx with `_OneWrite`."""
+
+
+Frontend = httpx.AsyncClient | H11Client
+
+
+def _frontend(url: str) -> Frontend:
+    """One frontend's client for the eve wire's rounds (see `CLIENT`): the bench's token, each request in one write."""
+    if CLIENT == "httpx":
+        return _client(url)
+    return H11Client(url, {"authorization": f"Bearer {TOKEN}"})
+
+
 def _client(url: str) -> httpx.AsyncClient:
     """One frontend's client: httpx with the bench's token, each request sent in one write (see `_OneWrite`)."""
     limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)  # httpx's own
@@ -367,7 +386,7 @@ def _client(url: str) -> httpx.AsyncClient:
     )
 
 
-async def _post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+async def _post(client: Frontend, path: str, body: dict[str, Any]) -> dict[str, Any]:
     """POST a JSON body (httpx sends `content-type: application/json`); the `202` body."""
     response = await client.post(path, json=body)
     if response.status_code != 202:
@@ -378,7 +397,7 @@ async def _post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> d
     return accepted
 
 
-async def _stream(client: httpx.AsyncClient, session_id: str, start: int) -> list[dict[str, Any]]:
+async def _stream(client: Frontend, session_id: str, start: int) -> list[dict[str, Any]]:
     """The session's events from `start` up to a turn boundary or the end of the response."""
     events: list[dict[str, Any]] = []
     path = f"{API}/session/{session_id}/stream"
@@ -396,7 +415,7 @@ async def _stream(client: httpx.AsyncClient, session_id: str, start: int) -> lis
     return events
 
 
-async def _park(client: httpx.AsyncClient) -> tuple[str, str]:
+async def _park(client: Frontend) -> tuple[str, str]:
     """Create a session whose turn parks on the picker; (session id, request id)."""
     accepted = await _post(client, f"{API}/session", {"message": MESSAGE})
     session_id = accepted["sessionId"]
@@ -412,7 +431,7 @@ async def _park(client: httpx.AsyncClient) -> tuple[str, str]:
     return session_id, request_id
 
 
-async def _answer(client: httpx.AsyncClient, session_id: str, request_id: str, wire: Wire) -> float:
+async def _answer(client: Frontend, session_id: str, request_id: str, wire: Wire) -> float:
     """Answer the picker and follow the turn to its end; the time until the `202`, in ms."""
     started = time.perf_counter()
     body = {"inputResponses": [{"requestId": request_id, "value": ANSWER}]}
@@ -462,7 +481,7 @@ def _memory_mib(pid: int) -> tuple[float, float]:
 
 async def _warm_up(url: str, wire: Wire) -> None:
     """A few sessions one at a time: imports, validators, the database file."""
-    async with _client(url) as client:
+    async with _frontend(url) as client:
         for _ in range(5):
             with anyio.fail_after(TIMEOUT_S):
                 session_id, request_id = await _park(client)
@@ -477,7 +496,7 @@ async def _idle(url: str, wire: Wire, answers: int) -> list[float]:
     answer `POST` goes out on that connection.
     """
     post_ms: list[float] = []
-    async with _client(url) as client:
+    async with _frontend(url) as client:
         for _ in range(answers):
             with anyio.fail_after(TIMEOUT_S):
                 session_id, request_id = await _park(client)
@@ -500,7 +519,7 @@ async def _round(side: Side, process: Process, url: str, sessions: int, number: 
 
     # One client (and connection pool) per session, like N independent frontends: httpx's pool
     # scans all its connections for every request, which would make one shared pool the bottleneck.
-    clients = [_client(url) for _ in range(sessions)]
+    clients = [_frontend(url) for _ in range(sessions)]
     try:
 
         async def park(index: int) -> None:
@@ -725,10 +744,18 @@ def main() -> int:
         metavar="CPUS",
         help="run the servers on these CPUs (taskset -c list, e.g. 0) and the load generator on the others",
     )
+    parser.add_argument(
+        "--client",
+        choices=["h11", "httpx"],
+        default="h11",
+        help="the frontends' HTTP client: h11 on a TCP stream (default; light) or httpx (1-2 ms of CPU a request)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--ai-sdk", action="store_true", help="POST /ai-sdk/chat against eve's wire (no baseline)")
     parser.add_argument("--ag-ui", action="store_true", help="POST /ag-ui against eve's wire (no baseline)")
     args = parser.parse_args()
+    global CLIENT
+    CLIENT = args.client
     if args.pin is not None:
         pin(args.pin)
     if args.ai_sdk or args.ag_ui:  # see bench/_frontend_round.py
