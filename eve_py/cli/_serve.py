@@ -18,8 +18,7 @@ pages and requests naming another `Host` than a loopback name, `--host` or `--al
 (see `eve_py.server._guard`).
 
 `X-Forwarded-For` / `X-Forwarded-Proto` are read only from the proxies `--forwarded-allow-ips`
-(else `FORWARDED_ALLOW_IPS`) names; without either, uvicorn's proxy-headers middleware is left
-out of every request's path.
+(else `FORWARDED_ALLOW_IPS`, else uvicorn's own default: `127.0.0.1`, a proxy on this machine) names.
 """
 
 from __future__ import annotations
@@ -99,7 +98,7 @@ def add_serve_parser(commands: Any) -> None:
         "--forwarded-allow-ips",
         metavar="IPS",
         help="proxy addresses whose X-Forwarded-For/-Proto headers are trusted (comma-separated, * for any; "
-        "default $FORWARDED_ALLOW_IPS, else none: the headers are ignored)",
+        "default $FORWARDED_ALLOW_IPS, else 127.0.0.1)",
     )
 
 
@@ -221,16 +220,13 @@ def _run(app: Any, args: argparse.Namespace, sock: socket.socket) -> None:
     """Serve `app` on `sock` with uvicorn until SIGINT or SIGTERM (both end it gracefully)."""
     import uvicorn  # the server extra: `serve` checked it is installed
 
-    proxies = _forwarded_allow_ips(args)
     config = uvicorn.Config(
         app,
         log_level=args.log_level,
         access_log=args.access_log,
         timeout_graceful_shutdown=5,
         lifespan="on",
-        # uvicorn's proxy-headers middleware runs on every request; only where a proxy is named.
-        proxy_headers=proxies is not None,
-        forwarded_allow_ips=proxies,
+        forwarded_allow_ips=_forwarded_allow_ips(args),
         server_header=False,
     )
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again: that is
@@ -248,10 +244,14 @@ def _run(app: Any, args: argparse.Namespace, sock: socket.socket) -> None:
         sock.close()
 
 
-def _forwarded_allow_ips(args: argparse.Namespace) -> str | None:
-    """The proxies whose forwarded headers are trusted: `--forwarded-allow-ips`, else `FORWARDED_ALLOW_IPS`."""
+def _forwarded_allow_ips(args: argparse.Namespace) -> str:
+    """The proxies whose forwarded headers are trusted: `--forwarded-allow-ips`, `FORWARDED_ALLOW_IPS` or loopback.
+
+    Loopback is uvicorn's own default, kept so that a TLS proxy on the same machine needs no option
+    for answer links to get its public `https://` address.
+    """
     named: str | None = args.forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS")
-    return named.strip() if named and named.strip() else None
+    return named.strip() if named and named.strip() else "127.0.0.1"
 
 
 async def _check_store(spec: str) -> None:
