@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import anyio
 
 from eve_py._json import JsonSchema, JsonValue
-from eve_py.errors import EveError, RequestExpiredError, SessionStateError, UsageError
+from eve_py.errors import RequestExpiredError, SessionError, SessionStateError, UsageError
 from eve_py.harness._accept import accept
 from eve_py.harness._conversation import ConversationCache
 from eve_py.harness._expire import Sweeper, commit_expiry
@@ -376,7 +376,7 @@ class Session:
             return await act((await self._store.load(self.id)).active())
         try:
             return await act(held)
-        except EveError:
+        except SessionError:  # what a stale record can cause (a store that fails raises otherwise)
             if driver.writer.last is not None:  # it wrote: its error is the call's
                 raise
             stored = await self._store.load(self.id)

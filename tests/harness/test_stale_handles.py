@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from eve_py import InputResponse, RequestAlreadyAnsweredError, Runtime, load_agent
 from eve_py.agent import load_mock_model
-from eve_py.protocol import InputResolved
-from eve_py.sessions import SessionStore
+from eve_py.errors import StoreUnavailableError
+from eve_py.protocol import Event, InputResolved
+from eve_py.protocol.messages import Message
+from eve_py.sessions import ForwardingStore, SessionRecord, SessionStore
 from tests.conftest import HITL_APP
 
 pytestmark = pytest.mark.anyio
@@ -64,3 +68,33 @@ async def test_a_message_through_a_stale_handle_dismisses_the_batch_another_hand
     [resolution] = resolved.data.resolutions
     assert resolution.request_id == request.request_id and resolution.outcome == "ignored"
     assert len([e for e in events if e.type == "turn.started"]) == 2
+
+
+class DroppedAfterCommit(ForwardingStore):
+    """Stores the next commit, then reports the connection lost (the ambiguous outcome of an outage)."""
+
+    armed = False
+
+    async def commit(
+        self, record: SessionRecord, events: Sequence[Event], messages: Sequence[Message] = (), *, durable: bool = True
+    ) -> SessionRecord:
+        stored = await self.inner.commit(record, events, messages, durable=durable)
+        if self.armed:
+            self.armed = False
+            raise StoreUnavailableError("the connection was lost under the commit")
+        return stored
+
+
+async def test_a_store_failing_under_an_answer_is_reported_as_such_not_retried(store: SessionStore) -> None:
+    dropping = DroppedAfterCommit(store)
+    session = await runtime_on(dropping).create_session()
+    [request] = (await session.send("help me pick a template")).input_requests
+    dropping.armed = True
+
+    # The answer was stored; the caller is told the store failed (and to load before repeating),
+    # not that its own answer was "already answered".
+    with pytest.raises(StoreUnavailableError):
+        await session.respond([InputResponse(request_id=request.request_id, value=PICK)])
+
+    record = await store.load(session.id)
+    assert record.pending is not None and request.request_id in record.pending.answers
