@@ -387,4 +387,4 @@ class Api:
         headers = stream_headers(session_id, start, tail if with_tail else None)
         if self.listeners is None:  # served without its lifespan
             return StreamingResponse(body, media_type=NDJSON, headers=headers)
-        return EventStreamResponse(body, subscriber, headers, self.listeners)
+        return EventStreamResponse(body, subscriber, headers, self.listeners, self.hub.unsubscribe)

@@ -174,26 +174,38 @@ class EventStreamResponse(Response):
         subscriber: The reader's subscription (left when the client disconnects).
         headers: The response headers (`stream_headers`).
         listeners: Where the disconnect listener runs.
+        unsubscribe: Called with `subscriber` when the response ends, however it ends.
     """
 
     media_type = NDJSON
 
     def __init__(
-        self, lines: AsyncIterator[bytes], subscriber: Subscriber, headers: Mapping[str, str], listeners: TaskGroup
+        self,
+        lines: AsyncIterator[bytes],
+        subscriber: Subscriber,
+        headers: Mapping[str, str],
+        listeners: TaskGroup,
+        unsubscribe: Callable[[Subscriber], None],
     ) -> None:
         self._lines = lines
         self._subscriber = subscriber
         self._listeners = listeners
+        self._unsubscribe = unsubscribe
         self.status_code = 200
         self.background = None
         self.init_headers(headers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self._listeners.start_soon(_listen, receive, self._subscriber)
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        async for chunk in self._lines:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            async for chunk in self._lines:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            # The reader unsubscribes when its lines end; lines never started (a server whose
+            # `send` raised for a client already gone) would not, and the hub would keep waking it.
+            self._unsubscribe(self._subscriber)
 
 
 async def _listen(receive: Receive, subscriber: Subscriber) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ import pytest
 from eve_py.agent import Agent
 from eve_py.server._hub import Subscriber
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
-from tests.server.helpers import PICK_BLUE, GatedModel, hitl_runtime, read_stream, serve
+from tests.server.helpers import ALICE, PICK_BLUE, GatedModel, hitl_runtime, read_stream, serve
 
 pytestmark = pytest.mark.anyio
 
@@ -251,3 +251,35 @@ async def test_several_readers_of_one_session_see_the_same_events(hitl_agent: Ag
     assert len(results) == 3
     assert results[0] == results[1] == results[2]
     assert len(results[0]) == 8
+
+
+async def test_a_stream_whose_client_left_before_its_first_byte_stops_following(hitl_agent: Agent) -> None:
+    # Some ASGI servers raise from `send` once the client is gone; the response's lines then never start.
+    async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:
+        session_id = (await client.post("/session", json={"message": "hello"})).json()["sessionId"]
+        path = f"/eve/v1/session/{session_id}/stream"
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {ALICE}".encode())],
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 80),
+        }
+        messages = iter([{"type": "http.request", "body": b"", "more_body": False}])
+
+        async def receive() -> dict[str, Any]:
+            return next(messages, {"type": "http.disconnect"})
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            raise OSError("the client is gone")
+
+        with anyio.fail_after(5), pytest.raises(OSError, match="the client is gone"):
+            await served.app(scope, receive, send)
+        assert served.app.state.eve.hub.subscriber_count(session_id) == 0
