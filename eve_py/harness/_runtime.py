@@ -122,8 +122,15 @@ class Runtime:
             if close_plan is not None:
                 await close_plan()
 
-    async def create_session(self, session_id: str | None = None) -> Session:
+    async def create_session(self, session_id: str | None = None, *, durable: bool | None = None) -> Session:
         """Create and store a new, idle session (emits `session.started`).
+
+        Args:
+            session_id: The new session's id (default: a new `ses_...` id).
+            durable: Sync the session's write to disk before returning. Default: only when the
+                runtime has an event listener (a server, which acknowledges the session at
+                once). False is for a caller whose next write is a durable one that syncs this
+                one too (the server's `POST /session` with a first message).
 
         Raises:
             SessionConflictError: `session_id` is taken.
@@ -134,7 +141,9 @@ class Runtime:
         events: list[Event] = [new_event(SessionStartedData(runtime=identity))]
         # Without a listener nobody outside this call hears of the session before its first turn,
         # whose durable write syncs it too; a server (a listener) acknowledges it at once.
-        stored = await self.store.create(record, events, durable=self.on_event is not None)
+        if durable is None:
+            durable = self.on_event is not None
+        stored = await self.store.create(record, events, durable=durable)
         self.conversations.remember(stored.id, Conversation([], start=stored.history_start))  # no read to start
         await notify(self.on_event, Committed(record.id, 0, events))
         return self._session(stored)

@@ -231,10 +231,12 @@ class Api:
         body = parse_body(CreateSessionBody, await self._body(request))
         session_id = new_id("ses")
         await self.owners.claim(session_id, principal)
-        with self.runner.attribute(session_id):
-            session = await self.runtime.create_session(session_id)
-        payload: dict[str, Any] = {"ok": True, "sessionId": session.id, "status": "accepted"}
         parts = body.message_parts()
+        with self.runner.attribute(session_id):
+            # With a first message, the turn's first write is durable and acknowledged before the
+            # `202`: it syncs the session's write too (a store keeps writes in order).
+            session = await self.runtime.create_session(session_id, durable=parts is None)
+        payload: dict[str, Any] = {"ok": True, "sessionId": session.id, "status": "accepted"}
         if parts is not None:
             delivery_id = new_id("dlv")
             send = Send(parts, body.client_context, body.output_schema, delivery_id)
