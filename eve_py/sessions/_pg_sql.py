@@ -16,13 +16,17 @@ from eve_py.sessions._record import SessionRecord
 
 __all__ = ("COMMIT", "CREATE", "READ", "RECORD", "lazy_params", "log_params", "row_params")
 
-# The events and messages of a write go in as arrays: one statement, whatever their number. The
-# JSON goes in binary (`%b`): psycopg's text format would escape every quote of it, in Python.
+# The events and messages of a write go in as one text each, their JSON joined by U+001E, which
+# the server splits: one statement, whatever their number, and no array for psycopg to dump
+# element by element in Python. JSON text never holds a raw U+001E (a control character is
+# escaped inside strings and not allowed outside them). The text goes in binary (`%b`):
+# psycopg's text format would escape every quote of it, in Python.
+_SEPARATOR = "\x1e"
 _APPEND = """
     {table}_rows AS (
         INSERT INTO eve_{table} (session, idx, {column})
         SELECT w.key, %({table}_first)s + t.n - 1, t.v
-        FROM written w, unnest(%({table})b::text[]) WITH ORDINALITY AS t (v, n)
+        FROM written w, unnest(string_to_array(%({table})b::text, E'\\x1e')) WITH ORDINALITY AS t (v, n)
     )"""
 _NOTIFY = f"CASE WHEN %(notify)s <> '' THEN pg_notify('{EVENTS_CHANNEL}', %(notify)s) END"
 # A write that need not wait for its WAL flush says so for its own transaction (the statement's):
@@ -67,7 +71,7 @@ def row_params(record: SessionRecord) -> dict[str, Any]:
 
 def log_params(table: str, first: int, rows: list[str]) -> dict[str, Any]:
     """A log's new rows (`events` or `messages`, their JSON) from index `first` on."""
-    return {table: rows, f"{table}_first": first}
+    return {table: _SEPARATOR.join(rows), f"{table}_first": first}
 
 
 def lazy_params(durable: bool) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from eve_py import InputResponse, Runtime, SessionConflictError, StoreSchemaErro
 from eve_py.agent import load_mock_model
 from eve_py.cli._main import main
 from eve_py.errors import StoreUnavailableError
-from eve_py.sessions import SQLiteSessionStore
+from eve_py.protocol.messages import UserMessage
+from eve_py.sessions import MemorySessionStore, SQLiteSessionStore
 from eve_py.sessions._feed import Notice
 from eve_py.sessions._opening import open_store
 from eve_py.sessions.postgres import POSTGRES_SCHEMA_VERSION, PostgresSessionStore, migrate
@@ -23,7 +24,7 @@ from tests.postgres import PostgresServer
 PICK = {"pickedIds": ["tpl_green"]}
 
 
-def runtime_on(store: PostgresSessionStore | SQLiteSessionStore) -> Runtime:
+def runtime_on(store: PostgresSessionStore | SQLiteSessionStore | MemorySessionStore) -> Runtime:
     return Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
 
 
@@ -204,4 +205,21 @@ async def test_callers_beyond_the_pool_s_connections_wait_their_turn_or_get_stor
             with pytest.raises(StoreUnavailableError, match="no connection came free within 0.50 s"):
                 await store.load(session.id)
             assert time.monotonic() - started < 5
+    await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_text_holding_the_log_separator_character_is_stored_and_read_back_as_written(
+    postgres_url: str,
+) -> None:
+    store = await PostgresSessionStore.open(postgres_url)
+    memory = MemorySessionStore()
+    for each in (store, memory):
+        session = await runtime_on(each).create_session(session_id="ses_separator")
+        await session.send("one\x1etwo\x1e")
+    messages = await store.read_messages("ses_separator")
+    assert messages[0] == UserMessage(content="one\x1etwo\x1e")
+    assert len(messages) == len(await memory.read_messages("ses_separator"))
+    events = await store.read_events("ses_separator")
+    assert [e.type for e in events] == [e.type for e in await memory.read_events("ses_separator")]
     await store.aclose()
