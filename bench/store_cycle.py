@@ -23,7 +23,6 @@ serving the store's database is printed apart (read from `/proc`: a server on th
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -134,16 +133,7 @@ async def backends_cpu(store: Any) -> dict[int, float]:
     async with store.connection() as conn:
         query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
         pids = [row[0] for row in await (await conn.execute(query)).fetchall()]
-    return {pid: seconds for pid in pids if (seconds := process_cpu(pid)) is not None}
-
-
-def process_cpu(pid: int) -> float | None:
-    """A local process's CPU seconds so far (user + system, from `/proc`), or None if it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return {pid: seconds for pid in pids if (seconds := peers.process_cpu(pid)) is not None}
 
 
 async def measure(kind: str, store: Any, calls: list[Call], args: argparse.Namespace) -> None:
