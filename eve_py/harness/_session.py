@@ -219,11 +219,9 @@ class Session:
         checked = [as_response(r) for r in responses]
         check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
         driver, context = self._new_driver(), context_text(client_context)
-        accepted = functools.partial(
-            accept, driver, responses=checked, client_context=context, output_schema=output_schema, settle=settle, by=by
-        )
+        accepted = functools.partial(accept, driver, responses=checked, client_context=context, settle=settle, by=by)
         try:
-            record, settled = await self._on_record(driver, accepted)
+            record, settled = await self._on_record(driver, functools.partial(accepted, output_schema=output_schema))
         except RequestExpiredError:
             if self._sweeper is not None and self._sweeper.running:
                 self._sweeper.poke()  # the sweep expires it within moments, as background work
