@@ -251,8 +251,14 @@ def _cpu_list(cpus: str) -> set[int]:
     return out
 
 
+PROFILE: Path | None = None
+"""With `--profile`: where the current server's `cProfile` statistics go (written when it stops)."""
+
+
 async def _start_server(side: Side, store: Path) -> tuple[Process, str]:
-    command = [sys.executable, "-m", "eve_py", "serve", str(side.root / APP), "--model", "mock", "--port", "0"]
+    profile = ["-m", "cProfile", "-o", str(PROFILE)] if PROFILE is not None and side.name == "current" else []
+    command = [sys.executable, *profile, "-m", "eve_py", "serve", str(side.root / APP), "--model", "mock"]
+    command += ["--port", "0"]
     if SERVER_CPUS is not None:  # every thread of the server inherits the mask
         command = ["taskset", "-c", SERVER_CPUS, *command]
     process = await anyio.open_process(
@@ -710,11 +716,12 @@ def _print_summary(
         mine = [r for r in results if r.side == name]
         rate = sum(r.sessions for r in mine) / sum(r.total_s for r in mine)
         ratio = f" ({table['rounds_per_s']['all']:.2f}x baseline)" if table is not None and name == "current" else ""
+        cpu_ms = [(r.server_cpu_park_s + r.server_cpu_answer_s) * 1000 / r.sessions for r in mine]
         print(
             f"{name}: answer POST p50 {max(r.answer_post_p50_ms for r in mine):.1f} ms, "
             f"p99 {max(r.answer_post_p99_ms for r in mine):.1f} ms (worst of {len(mine)} rounds of "
             f"{mine[0].sessions}); rounds/s {rate:.2f}{ratio}; connection resets {sum(r.resets for r in mine)} "
-            f"in {len(mine)} rounds"
+            f"in {len(mine)} rounds; server CPU per round {' '.join(f'{ms:.1f}' for ms in cpu_ms)} ms"
         )
         if idle.get(name):
             ms = idle[name]
@@ -750,12 +757,19 @@ def main() -> int:
         default="h11",
         help="the frontends' HTTP client: h11 on a TCP stream (default; light) or httpx (1-2 ms of CPU a request)",
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="run the current server under cProfile (its loop's thread), statistics to FILE when it stops",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--ai-sdk", action="store_true", help="POST /ai-sdk/chat against eve's wire (no baseline)")
     parser.add_argument("--ag-ui", action="store_true", help="POST /ag-ui against eve's wire (no baseline)")
     args = parser.parse_args()
-    global CLIENT
+    global CLIENT, PROFILE
     CLIENT = args.client
+    PROFILE = args.profile.resolve() if args.profile is not None else None
     if args.pin is not None:
         pin(args.pin)
     if args.ai_sdk or args.ag_ui:  # see bench/_frontend_round.py

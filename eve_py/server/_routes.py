@@ -24,7 +24,7 @@ from eve_py.errors import (
 )
 from eve_py.harness._runtime import Runtime
 from eve_py.harness._session import Session
-from eve_py.protocol import InputResolved, TurnStarted, new_id
+from eve_py.protocol import Event, InputResolved, TurnStarted, new_id
 from eve_py.server._auth import Authenticator
 from eve_py.server._bodies import (
     CancelBody,
@@ -202,6 +202,14 @@ class Api:
             except ApiError:
                 pass  # shutting down: the next server on the store recovers it
 
+    def _written_here(self, session_id: str, start: int) -> list[Event] | None:
+        """The session's events from `start` on when its work runs here and wrote all of them (`Hub.recent`),
+        so that a stream starting at a `202`'s `startIndex` needs no read of the store; else None."""
+        since = self.runner.written_from(session_id)
+        if since is None or start < since:
+            return None
+        return self.hub.recent(session_id, start, start)
+
     def _settled(self, record: SessionRecord) -> bool:
         """Whether the session's turn settled: nothing runs here, and nobody else holds a live lease."""
         if self.runner.busy(record.id):
@@ -359,18 +367,23 @@ class Api:
         start = start_index(query.get("startIndex", "0"))
         follow = query.get("follow", "true").lower() not in ("false", "0")
         live = follow and query.get("live") in ("1", "true")  # eve-py's: running tools' reports as they happen
+        with_tail = not follow or query.get("includeTailIndex") in ("1", "true")
         # Subscribed before the record is read: every commit after that read wakes the reader.
         subscriber = self.hub.subscribe(session_id, live=live)
-        try:
-            record = await self.runtime.store.load(session_id)
-            await self._recover(record)
-        except BaseException:
-            self.hub.unsubscribe(subscriber)
-            raise
-        if start < 0:
-            start = max(0, record.event_count + start)
-        tail = record.event_count - 1
-        with_tail = not follow or query.get("includeTailIndex") in ("1", "true")
+        first = None if with_tail else self._written_here(session_id, start)
+        stop = tail = None
+        if first is None:
+            try:
+                record = await self.runtime.store.load(session_id)
+                await self._recover(record)
+            except BaseException:
+                self.hub.unsubscribe(subscriber)
+                raise
+            if start < 0:
+                start = max(0, record.event_count + start)
+            first = self.hub.recent(session_id, start, record.event_count)
+            stop = None if follow else record.event_count
+            tail = record.event_count - 1 if with_tail else None
         reader = StreamReader(
             self.runtime.store,
             subscriber,
@@ -380,13 +393,8 @@ class Api:
             unsubscribe=self.hub.unsubscribe,
             on_quiet=lambda: self._recover_quiet(session_id),
         )
-        body = reader.lines(
-            start,
-            stop=None if follow else tail + 1,
-            control=query.get("streamControlVersion") == "1",
-            first=self.hub.recent(session_id, start, record.event_count),
-        )
-        headers = stream_headers(session_id, start, tail if with_tail else None)
+        body = reader.lines(start, stop=stop, control=query.get("streamControlVersion") == "1", first=first)
+        headers = stream_headers(session_id, start, tail)
         if self.listeners is None:  # served without its lifespan
             return StreamingResponse(body, media_type=NDJSON, headers=headers)
         return EventStreamResponse(body, subscriber, headers, self.listeners, self.hub.unsubscribe)

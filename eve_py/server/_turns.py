@@ -96,6 +96,8 @@ class TurnRunner:
         self._previous_live: LiveListener | None = runtime.on_live
         runtime.on_live = self._live
         self._busy: dict[str, int] = {}
+        self._since: dict[str, int] = {}
+        """By busy session: the log index of the first commit its work here made (see `written_from`)."""
         self._group: TaskGroup | None = None
         self._running = 0
         self._drained = anyio.Event()
@@ -103,6 +105,14 @@ class TurnRunner:
     def busy(self, session_id: str) -> bool:
         """Whether work for the session is running in this process."""
         return session_id in self._busy
+
+    def written_from(self, session_id: str) -> int | None:
+        """The log index from which this process wrote the session's log while its work runs here; None when idle.
+
+        Every event from there on was committed here and handed to the hub: the work holds the
+        session's lease from its first commit on, so no other process writes in between.
+        """
+        return self._since.get(session_id)
 
     @property
     def active(self) -> int:
@@ -236,6 +246,7 @@ class TurnRunner:
                 self._busy[session_id] = count
             else:
                 del self._busy[session_id]
+                self._since.pop(session_id, None)
             self._running -= 1
             if not self._running:
                 self._drained.set()
@@ -248,6 +259,8 @@ class TurnRunner:
             self._previous_live(session_id, event)
 
     async def _listen(self, committed: Committed) -> None:
+        if committed.session_id in self._busy:
+            self._since.setdefault(committed.session_id, committed.first_index)
         self.hub.publish(committed.session_id, committed.events, committed.first_index)
         current = _current.get()
         if current is not None and current.session_id == committed.session_id:

@@ -132,6 +132,42 @@ async def test_stream_is_live_and_follows_past_the_turn_boundary(hitl_agent: Age
     assert served.app.state.eve.hub.subscriber_count() == 0
 
 
+class CountedStore(MemorySessionStore):
+    """A memory store that counts the record loads and log reads asked of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    async def load(self, session_id: str) -> Any:
+        self.reads += 1
+        return await super().load(session_id)
+
+    async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> Any:
+        self.reads += 1
+        return await super().read_events(session_id, start, stop)
+
+
+async def test_a_stream_of_the_turn_running_here_reads_nothing_from_the_store(hitl_agent: Agent) -> None:
+    model, store = GatedModel(), CountedStore()
+    async with serve(hitl_runtime(hitl_agent, store=store, model=model)) as served, served.client() as client:
+        created = (await client.post("/session", json={"message": "be slow"})).json()
+        with anyio.fail_after(5):
+            await model.entered.wait()  # the turn runs here, waiting on its model
+        reads = store.reads
+        session_id, start = created["sessionId"], created["startIndex"]
+        async with client.stream("GET", f"/session/{session_id}/stream", params={"startIndex": start}) as response:
+            lines = response.aiter_lines()
+            with anyio.fail_after(5):
+                streamed = [json.loads(await anext(lines))]
+                assert streamed[0]["type"] == "turn.started"
+                assert store.reads == reads  # the events came from the hub, the log's length from the runner
+                model.release.set()
+                streamed += await follow(lines)
+        stored = await read_stream(client, session_id, start, follow=False)
+        assert [e["meta"]["id"] for e in streamed] == [e["meta"]["id"] for e in stored]  # in order, none missing
+
+
 async def test_a_reader_whose_client_left_stops_at_once(hitl_agent: Agent) -> None:
     model = GatedModel()
     async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
