@@ -106,14 +106,14 @@ async def replay(store: SessionStore, calls: list[Call], first: int, cycles: int
             group.start_soon(worker)
 
 
-async def open_store(kind: str, folder: Path, stack: AsyncExitStack, url: str | None) -> Any:
+async def open_store(kind: str, folder: Path, stack: AsyncExitStack, args: argparse.Namespace) -> Any:
     """A new store of `kind` (sqlite, postgres, memory)."""
     if kind == "sqlite":
-        return await SQLiteSessionStore.open(folder / "s.db")
+        return await SQLiteSessionStore.open(folder / f"s-{args.synchronous}.db", synchronous=args.synchronous)
     if kind == "postgres":
         from eve_py.sessions.postgres import PostgresSessionStore
 
-        return await PostgresSessionStore.open((await peers.postgres_urls(stack, url))[0])
+        return await PostgresSessionStore.open((await peers.postgres_urls(stack, args.url))[0])
     return MemorySessionStore()
 
 
@@ -123,7 +123,7 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="eve-store-cycle-") as folder:
         for kind in args.store.split(","):
             async with AsyncExitStack() as stack:
-                await measure(kind, await open_store(kind, Path(folder), stack, args.url), calls, args)
+                await measure(kind, await open_store(kind, Path(folder), stack, args), calls, args)
 
 
 async def backends_cpu(store: Any) -> dict[int, float]:
@@ -150,8 +150,9 @@ async def measure(kind: str, store: Any, calls: list[Call], args: argparse.Names
         )
     )
     server = {pid: seconds - server.get(pid, 0.0) for pid, seconds in (await backends_cpu(store)).items()}
+    label = f"{kind} {args.synchronous}" if kind == "sqlite" else kind
     print(
-        f"{kind:<7} concurrency {args.concurrency:>3}: process CPU {cpu:.3f} ms/cycle,"
+        f"{label:<14} concurrency {args.concurrency:>3}: process CPU {cpu:.3f} ms/cycle,"
         f" event loop thread {thread:.3f}, wall {wall:.3f}"
         + (f", database server processes {sum(server.values()) * per:.3f}" if server else "")
     )
@@ -164,4 +165,5 @@ if __name__ == "__main__":
     parser.add_argument("--url", help="with postgres: a migrated database to use instead of a throwaway server")
     parser.add_argument("--cycles", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--synchronous", choices=("FULL", "NORMAL"), default="FULL", help="the SQLite store's setting")
     anyio.run(main, parser.parse_args())

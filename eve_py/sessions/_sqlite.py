@@ -45,7 +45,7 @@ from eve_py._lru import Recent
 from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError
 from eve_py.protocol import Event, dump_event, load_event
 from eve_py.protocol.messages import Message, dump_message, load_messages
-from eve_py.sessions._codec import encode
+from eve_py.sessions._codec import Primed, encode_base
 from eve_py.sessions._once import sqlite_use_once
 from eve_py.sessions._record import SessionRecord
 from eve_py.sessions._sqlite_records import (
@@ -206,10 +206,10 @@ class SQLiteSessionStore:
         stored = record.created(len(events))
         record_json = stored.to_json()
         event_rows = [dump_event(e) for e in events]
-        written: list[tuple[int, bytes]] = []
+        written: list[tuple[int, bytes, Primed | None]] = []
 
         def write(db: sqlite3.Connection) -> None:
-            base = encode(record_json)  # in the thread that runs the write, as `commit`'s
+            base, primed = encode_base(record_json)  # in the thread that runs the write, as `commit`'s
             event_chunk = encode_chunk(event_rows)
             try:
                 cursor = db.execute(
@@ -229,13 +229,13 @@ class SQLiteSessionStore:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
             assert cursor.lastrowid is not None
             append_chunk(db, "events", cursor.lastrowid, 0, event_chunk)
-            written.append((cursor.lastrowid, base))
+            written.append((cursor.lastrowid, base, primed))
 
         await self._write(write, durable=durable)
         # Kept only once committed: a row id of a rolled-back insert may go to another session.
-        rowid, base = written[-1]
+        rowid, base, primed = written[-1]
         self._rowids.put(stored.id, rowid)
-        self._bases.keep(rowid, base, record_json)
+        self._bases.keep(rowid, base, record_json, primed)
         self._records.put(rowid, stored)
         return stored
 

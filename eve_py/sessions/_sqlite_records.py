@@ -9,11 +9,10 @@ messages) is a series of chunks, each the JSON lines of one write, keyed by its 
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from collections.abc import Sequence
 
 from eve_py._lru import Recent
-from eve_py.sessions._codec import decode, encode, prime
+from eve_py.sessions._codec import Primed, decode, encode, encode_base, prime
 
 __all__ = ("REBASE_BYTES", "SAME_AS_BASE", "BaseRecords", "append_chunk", "encode_chunk", "read_log")
 
@@ -43,7 +42,7 @@ class BaseRecords:
 
     def __init__(self, size: int) -> None:
         self._kept: Recent[int, tuple[bytes, str]] = Recent(size)
-        self._primed: Recent[int, tuple[str, zlib._Compress]] = Recent(PRIMED_SESSIONS)
+        self._primed: Recent[int, tuple[str, Primed]] = Recent(PRIMED_SESSIONS)
         """Per row, its base's text and a compressor primed with it: deltas copy it."""
 
     def last(self, rowid: int) -> bytes | None:
@@ -51,9 +50,11 @@ class BaseRecords:
         kept = self._kept.get(rowid)
         return kept[0] if kept is not None else None
 
-    def keep(self, rowid: int, blob: bytes, text: str) -> None:
-        """Remember that the row's base is `blob`, the encoding of `text`."""
+    def keep(self, rowid: int, blob: bytes, text: str, primed: Primed | None = None) -> None:
+        """Remember that the row's base is `blob`, the encoding of `text` (`primed`: `prime(text)`, if made)."""
         self._kept.put(rowid, (blob, text))
+        if primed is not None:
+            self._primed.put(rowid, (text, primed))
 
     def text(self, rowid: int, blob: bytes | None) -> str | None:
         """The text of the base record stored as `blob` (decoded once per base, then kept)."""
@@ -73,11 +74,11 @@ class BaseRecords:
             delta = encode(record_json, primed=self._primer(rowid, text))
             if len(delta) <= REBASE_BYTES:
                 return delta, base
-        base = encode(record_json)
-        self._kept.put(rowid, (base, record_json))
+        base, primed = encode_base(record_json)
+        self.keep(rowid, base, record_json, primed)
         return SAME_AS_BASE, base
 
-    def _primer(self, rowid: int, text: str) -> zlib._Compress:
+    def _primer(self, rowid: int, text: str) -> Primed:
         kept = self._primed.get(rowid)
         if kept is not None and kept[0] is text:  # the same base (its text is kept once per base)
             return kept[1]

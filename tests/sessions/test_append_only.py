@@ -128,6 +128,19 @@ def test_a_record_encoded_against_a_base_takes_a_fraction_and_needs_that_base() 
         decode(delta)
 
 
+@pytest.mark.parametrize("size", [0, 40, 300, 2_000])
+def test_a_base_encoded_with_its_primer_gives_the_bytes_and_deltas_prime_gives(size: int) -> None:
+    from eve_py.sessions._codec import decode, encode, encode_base, prime
+
+    base = '{"id":"ses_01M86N4JP1F495EKZWK7MXCGPG","turn":{"status":"waiting"},"note":"' + "café ✓ " * size + '"}'
+    blob, primed = encode_base(base)
+    assert blob == encode(base) and decode(blob) == base
+    assert (primed is None) == (size == 2_000)  # 20 KB: too long for the small window, `prime` sets it up
+    for record in (base.replace("waiting", "running"), base[: len(base) // 2] + '"}', '{"a":1}', base + base):
+        delta = encode(record, primed=primed or prime(base))
+        assert delta == encode(record, base) and decode(delta, base) == record
+
+
 async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(tmp_path: Path) -> None:
     from eve_py.sessions._codec import decode, encode
 
