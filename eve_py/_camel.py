@@ -7,27 +7,28 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticUndefined
 
 __all__ = ("CamelModel", "describe_validation_error")
 
 _setattr = object.__setattr__
 _new = object.__new__
 
-_Plan = tuple[dict[str, Any], tuple[tuple[str, Any], ...], Any]
+_Plan = tuple[dict[str, Any], tuple[tuple[str, Any], ...], frozenset[str], frozenset[str]]
 _PLANS: dict[type[BaseModel], _Plan] = {}
-"""Per class: its fields' static defaults, its default factories, the view of its field names."""
+"""Per class: its fields' static defaults, its default factories, its field names, its required fields."""
 
 
 def _plan(cls: type[BaseModel]) -> _Plan:
     static: dict[str, Any] = {}
     factories: list[tuple[str, Any]] = []
     for name, field in cls.model_fields.items():
+        # Every field has its place, in order (pydantic writes a model's fields in its dict's
+        # order): a required field's placeholder is replaced by its value, a factory's by its result.
+        static[name] = field.default
         if field.default_factory is not None:
             factories.append((name, field.default_factory))
-        else:  # a required field's placeholder keeps the field order; `trusted` checks it was given
-            static[name] = field.default
-    plan = _PLANS[cls] = (static, tuple(factories), cls.model_fields.keys())
+    required = frozenset(name for name, field in cls.model_fields.items() if field.is_required())
+    plan = _PLANS[cls] = (static, tuple(factories), frozenset(cls.model_fields), required)
     return plan
 
 
@@ -77,17 +78,17 @@ class CamelModel(BaseModel):
             TypeError: A required field is missing, or a name is not a field (a programming error).
         """
         try:
-            static, factories, names = _PLANS[cls]
+            static, factories, names, required = _PLANS[cls]
         except KeyError:
-            static, factories, names = _plan(cls)
-        fields = static.copy()
-        fields.update(values)
+            static, factories, names, required = _plan(cls)
+        given = values.keys()
+        if not (given <= names and required <= given):
+            missing = sorted(required - given)
+            raise TypeError(f"{cls.__name__}.trusted: unknown {sorted(given - names)}, missing {missing}")
+        fields = {**static, **values}
         for name, factory in factories:
             if name not in values:
                 fields[name] = factory()
-        if fields.keys() != names or PydanticUndefined in fields.values():
-            missing = [n for n in names if fields.get(n, PydanticUndefined) is PydanticUndefined]
-            raise TypeError(f"{cls.__name__}.trusted: unknown {sorted(set(values) - set(names))}, missing {missing}")
         made = _new(cls)
         _setattr(made, "__dict__", fields)
         _setattr(made, "__pydantic_extra__", None)

@@ -33,7 +33,7 @@ def _options(raw: object) -> list[InputOption] | None:
             description = entry.get("description")
             style = entry.get("style")
             options.append(
-                InputOption(
+                InputOption.trusted(  # strings of the call's input, validated with its message
                     id=entry["id"],
                     label=label if isinstance(label, str) else entry["id"],
                     description=description if isinstance(description, str) else None,
@@ -53,7 +53,9 @@ def client_request(call: ToolCallPart, tool: ResolvedTool) -> InputRequest:
     allow_freeform = call.input.get("allowFreeform")
     kind: RequestKind = "question" if tool.name == ASK_QUESTION_TOOL_NAME else "client-tool"
     display: Display = "select" if options else ("form" if tool.output_schema is not None else "text")
-    return InputRequest(
+    # From the call's validated input and the compiled tool: not validated again (the schema
+    # stays the tool's own dict, so the answer's check finds its validator by identity).
+    return InputRequest.trusted(
         request_id=call.tool_call_id,
         kind=kind,
         action=_action(call),
@@ -71,7 +73,7 @@ def approval_request(call: ToolCallPart, tool: ResolvedTool) -> InputRequest:
     An editable tool's request carries its model-facing input schema (`edit_schema`), so an
     approval's edit is checked with the request alone.
     """
-    return InputRequest(
+    return InputRequest.trusted(  # from the call's validated input and the compiled tool
         request_id=call.tool_call_id,
         kind="tool-approval",
         action=_action(call),

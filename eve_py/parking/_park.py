@@ -45,7 +45,8 @@ class StepPlan:
 
     def pending(self, turn_id: str, step_index: int, assistant: AssistantMessage) -> PendingStep:
         """The step as it parks (or, with no requests, as it completes): its results and its batch."""
-        return PendingStep(
+        # Of models and ids built this step (the plan is not used after): not validated again.
+        return PendingStep.trusted(
             turn_id=turn_id,
             step_index=step_index,
             assistant=assistant,

@@ -32,7 +32,7 @@ def answered(
     """
     return [
         InputResolution(
-            kind=request.to_eve().kind,
+            kind=request.eve_kind,
             outcome=_outcome(request, answer),
             request_id=request.request_id,
             response=answer,
@@ -47,6 +47,5 @@ def answered(
 def unanswered(requests: Iterable[InputRequest], outcome: ResolutionOutcome = "ignored") -> list[InputResolution]:
     """A resolution with `outcome` (no response) for each request: those a settling batch leaves out."""
     return [
-        InputResolution(kind=request.to_eve().kind, outcome=outcome, request_id=request.request_id)
-        for request in requests
+        InputResolution(kind=request.eve_kind, outcome=outcome, request_id=request.request_id) for request in requests
     ]

@@ -111,11 +111,17 @@ class InputRequest(CamelModel):
         """The offered option ids, in order ([] when there are none)."""
         return [option.id for option in self.options or []]
 
+    @property
+    def eve_kind(self) -> EveRequestKind:
+        """The kind eve 0.80.1 knows this request by: `tool-approval`, or `question` for every other kind."""
+        return "tool-approval" if self.kind == "tool-approval" else "question"
+
     def to_eve(self) -> EveInputRequest:
         """This request as eve's strict `InputRequest` (what a plain eve client renders)."""
-        return EveInputRequest(
+        # Fields of this validated request, narrowed to eve's literals: not validated again.
+        return EveInputRequest.trusted(
             request_id=self.request_id,
-            kind="tool-approval" if self.kind == "tool-approval" else "question",
+            kind=self.eve_kind,
             action=self.action,
             prompt=self.prompt,
             display="text" if self.display == "form" else self.display,
@@ -140,7 +146,7 @@ class InputRequest(CamelModel):
             and self.approvals_required is None
         ):
             return None
-        return RequestExtension(
+        return RequestExtension.trusted(  # fields of this validated request
             kind=self.kind,
             display=self.display,
             response_schema=self.response_schema,
