@@ -6,6 +6,7 @@ Run by hand (not part of the test suite):
 .venv/bin/python bench/core_cpu.py                         # this tree only
 .venv/bin/python bench/core_cpu.py --baseline main --rounds 5
 .venv/bin/python bench/core_cpu.py --profile 300           # cProfile of 300 fresh memory-store cycles
+.venv/bin/python bench/core_cpu.py --instructions --baseline main   # instructions per cycle (valgrind)
 ```
 
 A cycle is `bench/peers.py`'s (create a session, send, answer the typed picker; the `note` tool
@@ -16,6 +17,12 @@ a time on `MemorySessionStore` (no storage at all: the core's floor), the same o
 (`synchronous=FULL`), and 64 sessions at once on SQLite. CPU time, not wall time, so that other
 jobs on a shared machine move the figures less; the sides alternate within a round and the
 medians over rounds are compared.
+
+`--instructions` counts what a fresh memory-store cycle executes instead of timing it, which the
+machine's load does not move (two runs of one tree agree within about 0.2 %): `valgrind
+--tool=cachegrind` runs N and 3N cycles (after 30 to warm up) in one process each, and
+(I(3N) - I(N)) / 2N is one cycle's instructions, both threads of the process counted
+(`PYTHONHASHSEED=0`; each run takes about a minute).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -83,14 +91,67 @@ async def profile(cycles: int) -> None:
     stats.sort_stats("cumtime").print_stats(50)
 
 
-def child(root: Path, cycles: int) -> dict[str, float]:
-    """`measure` in a fresh interpreter importing eve_py from `root`."""
+async def cycles_only(cycles: int) -> None:
+    """30 fresh memory-store cycles to warm up, then `cycles` more: what `--instructions` counts."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import peers
+
+    from eve_py.sessions import MemorySessionStore
+
+    eve = peers.Eve(MemorySessionStore())
+    await peers.timed_serial(eve.cycle, [None] * (30 + cycles))
+
+
+def _env(root: Path) -> dict[str, str]:
     env = dict(os.environ)
     if root != REPO:
         # Ahead of the editable install's path entry: the worktree's eve_py is the one imported.
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
+def instructions(root: Path, cycles: int) -> float:
+    """Instructions per fresh memory-store cycle with eve_py from `root`, counted by cachegrind."""
+    counts = []
+    for n in (cycles, 3 * cycles):
+        with tempfile.TemporaryDirectory() as folder:
+            command = [
+                "valgrind",
+                "--tool=cachegrind",
+                "--cache-sim=no",
+                f"--cachegrind-out-file={folder}/out",
+                sys.executable,
+                str(REPO / "bench" / "core_cpu.py"),
+                "--cycles-only",
+                str(n),
+            ]
+            env = {**_env(root), "PYTHONHASHSEED": "0"}
+            done = subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=root)
+        found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+        assert found is not None, done.stderr[-2000:]
+        counts.append(int(found.group(1).replace(",", "")))
+    return (counts[1] - counts[0]) / (2 * cycles)
+
+
+def count(ref: str | None, cycles: int) -> None:
+    """Instructions per fresh memory-store cycle: this tree, and `ref` when given."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from server_load import worktree
+
+    ours = instructions(REPO, cycles)
+    if ref is None:
+        print(f"instructions per fresh memory-store cycle: {ours / 1e6:.3f} M")
+        return
+    with worktree("baseline", ref) as side:
+        theirs = instructions(side.root, cycles)
+    print(f"instructions per fresh memory-store cycle ({ref} -> this tree, {cycles} and {3 * cycles} cycles):")
+    print(f"  {theirs / 1e6:.3f} M -> {ours / 1e6:.3f} M   ({ours / theirs:.3f}x)")
+
+
+def child(root: Path, cycles: int) -> dict[str, float]:
+    """`measure` in a fresh interpreter importing eve_py from `root`."""
     command = [sys.executable, str(REPO / "bench" / "core_cpu.py"), "--cycles", str(cycles), "--json"]
-    done = subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=root)
+    done = subprocess.run(command, check=True, capture_output=True, text=True, env=_env(root), cwd=root)
     result: dict[str, float] = json.loads(done.stdout)
     return result
 
@@ -119,16 +180,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", metavar="REF", help="compare against this commit, alternating rounds")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds with --baseline (default 5)")
-    parser.add_argument("--cycles", type=int, default=200, help="cycles per scenario (default 200)")
+    parser.add_argument("--cycles", type=int, help="cycles per scenario (default 200; --instructions: 40)")
     parser.add_argument("--profile", type=int, metavar="N", help="cProfile N fresh memory-store cycles instead")
     parser.add_argument("--json", action="store_true", help="print one JSON object (this tree only)")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per fresh memory-store cycle with valgrind (--cycles N and 3N; default 40)",
+    )
+    parser.add_argument("--cycles-only", type=int, metavar="N", help=argparse.SUPPRESS)  # what --instructions runs
     args = parser.parse_args()
-    if args.profile:
+    if args.cycles_only:
+        anyio.run(cycles_only, args.cycles_only)
+    elif args.instructions:
+        count(args.baseline, args.cycles or 40)
+    elif args.profile:
         anyio.run(profile, args.profile)
     elif args.baseline:
-        compare(args.baseline, args.rounds, args.cycles)
+        compare(args.baseline, args.rounds, args.cycles or 200)
     else:
-        result = anyio.run(measure, args.cycles)
+        result = anyio.run(measure, args.cycles or 200)
         print(json.dumps(result) if args.json else "\n".join(f"{k}: {v:.2f} ms CPU/cycle" for k, v in result.items()))
 
 
