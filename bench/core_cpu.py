@@ -19,10 +19,10 @@ jobs on a shared machine move the figures less; the sides alternate within a rou
 medians over rounds are compared.
 
 `--instructions` counts what a fresh memory-store cycle executes instead of timing it, which the
-machine's load does not move (two runs of one tree agree within about 0.2 %): `valgrind
---tool=cachegrind` runs N and 3N cycles (after 30 to warm up) in one process each, and
-(I(3N) - I(N)) / 2N is one cycle's instructions, both threads of the process counted
-(`PYTHONHASHSEED=0`; each run takes about a minute).
+machine's load does not move: `valgrind --tool=cachegrind` runs N and 3N cycles (after 30 to
+warm up) in one process each, and (I(3N) - I(N)) / 2N is one cycle's instructions, both threads
+of the process counted (`PYTHONHASHSEED=0`). Ids and times differ between runs, so two runs of
+one tree differ by up to 1 % at the default N = 40 (a minute a run), less at `--cycles 100`.
 """
 
 from __future__ import annotations
