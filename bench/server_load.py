@@ -51,6 +51,11 @@ see `_OneWrite`). `--pin CPUS` runs both servers on those CPUs (`taskset -c`)
 and the load generator on the others, so that the generator's own CPU time (about as much as the
 server's) does not come out of the server's share; without it all share every core.
 
+Each server parses HTTP with what its own commit's `server` extra installs (h11 for every commit so
+far; httptools, which uvicorn picks when it is importable, only for a commit whose `pyproject.toml`
+lists it: any other side gets a `PYTHONPATH` entry on which `httptools` cannot be imported, so a
+stray install changes no run); the description of each side says which.
+
 Four HTTP requests per session; a session's four make one **round** (rounds/s: sessions / the
 round's time). Requests that fail on the connection itself (`httpx.TransportError`: a reset, a
 close mid-request) are counted apart as connection resets. After the rounds, `--idle N` (default
@@ -115,6 +120,8 @@ class Side:
     dirty: bool
     eve_py: str = ""
     wire: Wire = "new"
+    parser: str = ""
+    """The HTTP parser uvicorn uses for it (see `_server_env`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,11 +207,21 @@ def worktree(name: str, ref: str) -> Iterator[Side]:
 # --- servers -----------------------------------------------------------------------------------
 
 
+_NO_HTTPTOOLS = Path(tempfile.gettempdir()) / "eve-server-load-no-httptools"
+"""A directory whose `httptools` cannot be imported: uvicorn then parses HTTP with h11."""
+
+
 def _server_env(side: Side) -> dict[str, str]:
+    """The server's environment: the bench's token, the side's own `eve_py`, and the HTTP parser its server
+    extra installs (a commit whose `pyproject.toml` does not list `httptools` runs on h11, as it did then)."""
     env = {**os.environ, "EVE_API_TOKEN": TOKEN}
-    if side.root != REPO:
-        # Ahead of the editable install's path entry: the worktree's eve_py is the one imported.
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(side.root), os.environ.get("PYTHONPATH")) if p)
+    paths = [str(side.root)] if side.root != REPO else []  # ahead of the editable install's path entry
+    if _parser(side) == "h11":
+        _NO_HTTPTOOLS.mkdir(exist_ok=True)
+        (_NO_HTTPTOOLS / "httptools.py").write_text('raise ImportError("not in this commit\'s server extra")\n')
+        paths.append(str(_NO_HTTPTOOLS))
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (*paths, os.environ.get("PYTHONPATH")) if p)
     return env
 
 
@@ -622,7 +639,7 @@ async def run(
                 eve_py = _imported_from(side)
                 process, url = await _start_server(side, Path(folder) / f"{side.name}.db")
                 started.append((side, process, url))  # stopped below whatever happens next
-                side = replace(side, eve_py=eve_py, wire=await _wire(url, side))
+                side = replace(side, eve_py=eve_py, wire=await _wire(url, side), parser=_parser(side))
                 started[-1] = (side, process, url)
                 print(_describe(side, process.pid), file=sys.stderr)
             for side, _, url in started:
@@ -647,8 +664,13 @@ def _describe(side: Side, pid: int) -> str:
     health = '{ok, status: "ok", agent}' if side.wire == "old" else '{ok, status: "ready", workflowId}'
     return (
         f"{side.name}: {side.ref} ({side.commit[:10]}{dirty}), pid {pid}, eve_py from {side.eve_py}, "
-        f"{side.wire} wire (/health {health})"
+        f"{side.wire} wire (/health {health}), HTTP parsed by {side.parser}"
     )
+
+
+def _parser(side: Side) -> str:
+    """The HTTP parser uvicorn uses for the side (see `_server_env`)."""
+    return "httptools" if "httptools" in (side.root / "pyproject.toml").read_text() else "h11"
 
 
 def _ratio(current: float, baseline: float) -> float:
