@@ -32,6 +32,10 @@ def _plan(cls: type[BaseModel]) -> _Plan:
     return plan
 
 
+_PLAIN: set[type[BaseModel]] = set()
+"""Subclasses that can hold no extra fields and no private attributes: `model_copy` need not look."""
+
+
 class CamelModel(BaseModel):
     """A frozen pydantic model whose JSON form uses camelCase keys.
 
@@ -41,6 +45,12 @@ class CamelModel(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid")
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if cls.model_config.get("extra") != "allow" and not cls.__private_attributes__:
+            _PLAIN.add(cls)
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """pydantic's `model_copy`: a shallow copy with `update`'s fields replaced (not validated).
 
@@ -48,18 +58,19 @@ class CamelModel(BaseModel):
         copied without pydantic's generic steps, which took most of each of the 30 or so copies a
         park + resume cycle makes (records and turns are frozen: each transition is a copy).
         """
-        if deep or self.__pydantic_extra__ is not None or self.__pydantic_private__ is not None:
+        cls = type(self)
+        if deep or (
+            cls not in _PLAIN and (self.__pydantic_extra__ is not None or self.__pydantic_private__ is not None)
+        ):
             return super().model_copy(update=update, deep=deep)
-        copied = _new(type(self))
-        values = self.__dict__.copy()
+        copied = _new(cls)
         if update:
-            values.update(update)
-            fields_set = self.__pydantic_fields_set__ | update.keys()
+            _setattr(copied, "__dict__", {**self.__dict__, **update})
+            _setattr(copied, "__pydantic_fields_set__", self.__pydantic_fields_set__ | update.keys())
         else:
-            fields_set = set(self.__pydantic_fields_set__)
-        _setattr(copied, "__dict__", values)
+            _setattr(copied, "__dict__", self.__dict__.copy())
+            _setattr(copied, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
         _setattr(copied, "__pydantic_extra__", None)
-        _setattr(copied, "__pydantic_fields_set__", fields_set)
         _setattr(copied, "__pydantic_private__", None)
         return copied
 

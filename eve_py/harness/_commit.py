@@ -140,7 +140,8 @@ class Writer:
             conversation.append(messages)
             self._conversations.remember(record.id, conversation)
         self.events += events
-        await notify(self._listener, Committed(record.id, record.event_count, events))
+        if self._listener is not None:  # the library alone has none: no coroutine made for nothing
+            await notify(self._listener, Committed(record.id, record.event_count, events))
         return stored
 
     async def conversation(self, record: SessionRecord) -> Conversation:
