@@ -23,6 +23,7 @@ serving the store's database is printed apart (read from `/proc`: a server on th
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 import tempfile
 import time
@@ -86,10 +87,11 @@ async def record_cycle() -> list[Call]:
 async def replay(store: SessionStore, calls: list[Call], first: int, cycles: int, concurrency: int) -> None:
     """`cycles` replays of `calls`, each on a new session id, `concurrency` at a time."""
     numbers = iter(range(first, first + cycles))
+    run = secrets.token_hex(4)  # new ids on a database that earlier runs used (`--url`)
 
     async def worker() -> None:
         for n in numbers:
-            session_id = f"ses_replay{n:09d}"
+            session_id = f"ses_replay{run}{n:09d}"
             for kind, record, events, messages, durable in calls:
                 if kind == "load":
                     await store.load(session_id)

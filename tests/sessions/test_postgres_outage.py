@@ -135,15 +135,15 @@ async def test_a_write_whose_connection_dies_is_stored_exactly_once(
     real = store._execute
     killed: list[str] = []
 
-    async def dies_once(conn: psycopg.AsyncConnection[Any], query: str, *args: Any) -> list[tuple[Any, ...]]:
+    async def dies_once(cursor: psycopg.AsyncCursor[Any], query: str, *args: Any) -> list[tuple[Any, ...]]:
         if killed or "UPDATE eve_sessions" not in query:
-            return await real(conn, query, *args)
+            return await real(cursor, query, *args)
         killed.append(query)
         if when == "before":
-            await _terminate(server, conn)
-            return await real(conn, query, *args)
-        await real(conn, query, *args)  # committed; its answer is what gets lost
-        await _terminate(server, conn)
+            await _terminate(server, cursor.connection)
+            return await real(cursor, query, *args)
+        await real(cursor, query, *args)  # committed; its answer is what gets lost
+        await _terminate(server, cursor.connection)
         raise psycopg.OperationalError("consuming input failed: server closed the connection unexpectedly")
 
     monkeypatch.setattr(store, "_execute", dies_once)
