@@ -21,7 +21,7 @@ ROOT = Path(eve_py.__file__).resolve().parent
 
 FLOORS: list[tuple[str, set[str]]] = [
     ("basement", {"eve_py.errors", "eve_py._json", "eve_py._camel", "eve_py._lru", "eve_py._version"}),
-    ("basement", {"eve_py._loading", "eve_py._moved"}),
+    ("basement", {"eve_py._loading", "eve_py._moved", "eve_py._fields"}),
     ("ground: the shared vocabulary", {"eve_py.protocol"}),
     ("parts", {"eve_py._context", "eve_py.models", "eve_py.resolvers", "eve_py.sessions", "eve_py.client"}),
     ("parts", {"eve_py.testing"}),

@@ -33,6 +33,8 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from eve_py._fields import FieldValues
+
 __all__ = ("LOOPBACK_HOSTS", "SameOriginOnly", "guard_middleware", "same_origin")
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -82,14 +84,15 @@ class SameOriginOnly:
 
 
 def guard_middleware(*, authenticated: bool, allowed_hosts: Sequence[str] | None) -> list[Middleware]:
-    """The Host and Origin checks for an app, outermost first.
+    """The header clean-up and the Host and Origin checks for an app, outermost first.
 
     Args:
         authenticated: Whether API tokens are configured (then only explicit hosts are checked).
         allowed_hosts: `Host` names besides `LOOPBACK_HOSTS` (`*.example.com` wildcards allowed);
             None: loopback names only without tokens, any host with them.
     """
-    guards: list[Middleware] = []
+    # First: the checks (and every route) read header values as HTTP defines them, whichever parser runs.
+    guards = [Middleware(FieldValues)]
     if allowed_hosts is not None or not authenticated:
         hosts = [*LOOPBACK_HOSTS, *(allowed_hosts or ())]
         guards.append(Middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False))

@@ -61,17 +61,20 @@ class Served:
 
 
 @asynccontextmanager
-async def serve(runtime: Runtime, *, tokens: Sequence[str] = (ALICE, BOB), **options: Any) -> AsyncIterator[Served]:
+async def serve(
+    runtime: Runtime, *, tokens: Sequence[str] = (ALICE, BOB), http: str = "auto", **options: Any
+) -> AsyncIterator[Served]:
     """Run `create_app(runtime)` on a real uvicorn, on a socket bound to 127.0.0.1 before it starts.
 
     The socket listens before uvicorn runs, so requests made at once simply queue until it accepts.
+    `http` picks uvicorn's HTTP parser (`auto`: httptools when installed, as `eve-py serve` runs).
     """
     app = create_app(runtime, tokens=list(tokens), **options)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(256)
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_config=None, lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(app, log_config=None, lifespan="on", timeout_graceful_shutdown=5, http=http)
     server = uvicorn.Server(config)
     try:
         async with anyio.create_task_group() as group:

@@ -3,7 +3,8 @@
 Stdio speaks on standard input and output only (nothing else may be printed there). HTTP
 serves the SDK's streamable-HTTP app at `/mcp` on both protocol eras; on a loopback host the
 SDK's DNS-rebinding protection is on (only `127.0.0.1`, `localhost` and `[::1]` hosts and
-origins are accepted).
+origins are accepted). Header values reach the SDK without the whitespace around them
+(`eve_py._fields`), as RFC 9110 reads them, on either of uvicorn's HTTP parsers.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
+
+from eve_py._fields import FieldValues
 
 __all__ = ("MCP_PATH", "http_app", "serve_http", "serve_stdio")
 
@@ -34,7 +37,10 @@ def http_app(server: Server[Any], *, host: str = "127.0.0.1") -> Starlette:
     Args:
         host: The host it listens on; a loopback host turns the SDK's DNS-rebinding checks on.
     """
-    return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    # Outermost: the SDK's `Host` and `Mcp-Name` checks compare header values as HTTP defines them.
+    app.add_middleware(FieldValues)
+    return app
 
 
 def serve_http(server: Server[Any], sock: socket.socket, *, host: str, log_level: str = "warning") -> None:
