@@ -90,8 +90,8 @@ async def test_a_json_body_sent_as_another_type_is_refused(hitl_agent: Agent, co
 
 
 async def test_listed_hosts_are_served_and_others_refused(hitl_agent: Agent) -> None:
-    options = {"allowed_hosts": ["chat.lan", "*.corp.example"]}
-    async with serve(hitl_runtime(hitl_agent), tokens=(), **options) as served, served.client(None) as client:
+    hosts = ["chat.lan", "*.corp.example"]
+    async with serve(hitl_runtime(hitl_agent), tokens=(), allowed_hosts=hosts) as served, served.client(None) as client:
         listed = await client.get("/health", headers={"host": "chat.lan"})
         wildcard = await client.get("/health", headers={"host": "eve.corp.example:8443"})
         other = await client.get("/health", headers={"host": "corp.example.evil"})
