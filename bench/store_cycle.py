@@ -129,10 +129,15 @@ async def main(args: argparse.Namespace) -> None:
 
 
 async def backends_cpu(store: Any) -> dict[int, float]:
-    """CPU seconds so far of each PostgreSQL server process serving the store's database (a local server's)."""
+    """CPU seconds so far of each PostgreSQL server process serving the store's database (a local server's),
+    but the one answering this query."""
     if not hasattr(store, "connection"):
         return {}
-    async with store.connection() as conn:
+    import psycopg
+
+    # A connection of its own, outside the store's pool: one of the pool's would leave out the
+    # backend it is served by, which may be the one that ran the cycles.
+    async with await psycopg.AsyncConnection.connect(store.url, autocommit=True) as conn:
         query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
         pids = [row[0] for row in await (await conn.execute(query)).fetchall()]
     return {pid: seconds for pid in pids if (seconds := peers.process_cpu(pid)) is not None}
