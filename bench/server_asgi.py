@@ -199,7 +199,7 @@ async def run(store_kind: str, sessions: int, rounds: int, profile: cProfile.Pro
 
 def _owner(where: str) -> str | None:
     """Which eve-py module (server modules one by one), library or driver a profiled function belongs to."""
-    found = re.search(r"eve_py/(server/\w+|[a-z]\w*)", where)
+    found = re.search(r"eve_py/(server/\w+|[a-z_]\w*)", where)
     if found:
         return "eve_py/" + found.group(1)
     if "/starlette/" in where:

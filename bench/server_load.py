@@ -77,12 +77,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
@@ -670,7 +672,9 @@ def _describe(side: Side, pid: int) -> str:
 
 def _parser(side: Side) -> str:
     """The HTTP parser uvicorn uses for the side (see `_server_env`)."""
-    return "httptools" if "httptools" in (side.root / "pyproject.toml").read_text() else "h11"
+    project = tomllib.loads((side.root / "pyproject.toml").read_text())["project"]
+    extra = project.get("optional-dependencies", {}).get("server", [])
+    return "httptools" if any(re.match(r"httptools\b", requirement) for requirement in extra) else "h11"
 
 
 def _ratio(current: float, baseline: float) -> float:

@@ -203,8 +203,8 @@ class Api:
                 pass  # shutting down: the next server on the store recovers it
 
     def _written_here(self, session_id: str, start: int) -> list[Event] | None:
-        """The session's events from `start` on when its work runs here and wrote all of them (`Hub.recent`),
-        so that a stream starting at a `202`'s `startIndex` needs no read of the store; else None."""
+        """The session's events from `start` on when its work runs here and wrote all of them (`Hub.recent`,
+        its `stored` bound moot: `written_from` vouches for the log), so a `202`'s stream needs no store read."""
         since = self.runner.written_from(session_id)
         if since is None or start < since:
             return None

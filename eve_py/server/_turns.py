@@ -109,8 +109,10 @@ class TurnRunner:
     def written_from(self, session_id: str) -> int | None:
         """The log index from which this process wrote the session's log while its work runs here; None when idle.
 
-        Every event from there on was committed here and handed to the hub: the work holds the
-        session's lease from its first commit on, so no other process writes in between.
+        Every event this process committed from there on was handed to the hub. Another process
+        may write once a commit here parks or ends the turn (the lease is freed while the work
+        still winds down): a stream served from the hub then sees a gap (`Subscriber.take`) and
+        reads the store again at its next recheck, so it is late (up to `recheck_s`), never wrong.
         """
         return self._since.get(session_id)
 
