@@ -51,10 +51,10 @@ see `_OneWrite`). `--pin CPUS` runs both servers on those CPUs (`taskset -c`)
 and the load generator on the others, so that the generator's own CPU time (about as much as the
 server's) does not come out of the server's share; without it all share every core.
 
-Each server parses HTTP with what its own commit's `server` extra installs (h11 for every commit so
-far; httptools, which uvicorn picks when it is importable, only for a commit whose `pyproject.toml`
-lists it: any other side gets a `PYTHONPATH` entry on which `httptools` cannot be imported, so a
-stray install changes no run); the description of each side says which.
+Each server parses HTTP with what its own commit's `server` extra installs (h11 for every commit
+before 69f428a; httptools, which uvicorn picks when it is importable, only for a commit whose
+`pyproject.toml` lists it: any other side gets a `PYTHONPATH` entry on which `httptools` cannot be
+imported, so a stray install changes no run); the description of each side says which.
 
 Four HTTP requests per session; a session's four make one **round** (rounds/s: sessions / the
 round's time). Requests that fail on the connection itself (`httpx.TransportError`: a reset, a
