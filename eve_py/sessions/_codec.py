@@ -46,6 +46,16 @@ _SMALL_WINDOW = (1 << 14) - 262
 """The most dictionary a 16 KiB window holds whole (zlib keeps 262 bytes of it for look-ahead)."""
 
 
+def _fits_small_window(base_bytes: int) -> bool:
+    """Whether dictionary 1 and a base of `base_bytes` fit a 16 KiB window, cheaper to set up and copy."""
+    return len(_DICTIONARY_1) + base_bytes <= _SMALL_WINDOW
+
+
+def _framed(lead: int, packed: bytes, raw: bytes) -> bytes:
+    """The stored value: `lead` and the deflated `packed` when that is smaller than the UTF-8 `raw`, else `raw`."""
+    return bytes((lead,)) + packed if len(packed) + 1 < len(raw) else raw
+
+
 def prime(base: str) -> Primed:
     """A compressor that has taken dictionary 1 followed by `base`: what `encode(text, base)` starts from.
 
@@ -55,10 +65,10 @@ def prime(base: str) -> Primed:
     Raises:
         UnicodeEncodeError: `base` holds a lone surrogate.
     """
-    dictionary = _DICTIONARY_1 + base.encode()
-    # A 16 KiB window is cheaper to set up and copy; a longer base needs the full 32 KiB.
-    wbits, mem_level = (-14, 5) if len(dictionary) <= _SMALL_WINDOW else (-15, 8)
-    return zlib.compressobj(_LEVEL, zlib.DEFLATED, wbits, mem_level, zlib.Z_DEFAULT_STRATEGY, dictionary)
+    raw = base.encode()
+    # A longer base needs the full 32 KiB window.
+    wbits, mem_level = (-14, 5) if _fits_small_window(len(raw)) else (-15, 8)
+    return zlib.compressobj(_LEVEL, zlib.DEFLATED, wbits, mem_level, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY_1 + raw)
 
 
 def encode_base(text: str) -> tuple[bytes, Primed | None]:
@@ -77,11 +87,11 @@ def encode_base(text: str) -> tuple[bytes, Primed | None]:
     compressor = _PRIMED_1.copy()
     packed = compressor.compress(raw)
     primed = None
-    if len(_DICTIONARY_1) + len(raw) <= _SMALL_WINDOW:
+    if _fits_small_window(len(raw)):
         primed = compressor.copy()
         primed.flush(zlib.Z_SYNC_FLUSH)
     packed += compressor.flush()
-    return (bytes((_DEFLATE_1,)) + packed if len(packed) + 1 < len(raw) else raw), primed
+    return _framed(_DEFLATE_1, packed, raw), primed
 
 
 def encode(text: str, base: str | None = None, *, primed: Primed | None = None) -> bytes:
@@ -99,8 +109,7 @@ def encode(text: str, base: str | None = None, *, primed: Primed | None = None) 
     if primed is None and base is not None:
         primed = prime(base)
     lead, compressor = (_DEFLATE_1, _PRIMED_1.copy()) if primed is None else (_DELTA_1, primed.copy())
-    packed = compressor.compress(raw) + compressor.flush()
-    return bytes((lead,)) + packed if len(packed) + 1 < len(raw) else raw
+    return _framed(lead, compressor.compress(raw) + compressor.flush(), raw)
 
 
 def decode(blob: bytes | str, base: str | None = None) -> str:
