@@ -118,7 +118,8 @@ class SQLiteOwners:
     async def _run(self, fn: Callable[[sqlite3.Connection], _T], *, write: bool = False) -> _T:
         store = self._store
         if store is not None:
-            return await (store._write(fn, durable=False) if write else store._read_quick(fn))
+            calls = store._connections
+            return await (calls.write(fn, durable=False) if write else calls.read(fn))
 
         def locked() -> _T:
             with self._lock:

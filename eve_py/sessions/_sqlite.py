@@ -13,16 +13,11 @@ Several processes may share the file; the loser of a race gets `SessionConflictE
 A record is stored as a *delta* against the session's *base record*, an earlier record kept in
 the same row (`eve_py.sessions._sqlite_records`).
 
-**Where calls run.** Nothing here makes the event loop wait for a sync or a lock. A durable
-write is queued to the store's writer thread (`eve_py.sessions._sqlite_writer`), which commits
-every write queued by then in one transaction with one sync (group commit) and answers each
-caller after that sync. What cannot wait runs on the loop at once, on a second connection that
-never waits for a lock, never syncs and never checkpoints: loading a record, reading a short
-stretch of a log, and a write that need not be synced (`durable=False`, or any write with
-`synchronous="NORMAL"`) when the writer is idle; a busy writer gets the write queued instead,
-to ride with its next transaction. Long log reads run in a worker thread on a connection of
-their own. Records and chunks are encoded by the thread that runs the write: a queued write's
-in the writer thread, where deflate leaves the event loop free (zlib releases the GIL).
+**Where calls run** is `eve_py.sessions._sqlite_connections`'s: a durable write is queued to the
+store's writer thread (group commit), and loads, short log reads and writes that need no sync
+run on the loop when they need not wait. Records and chunks are encoded by the thread that runs
+the write: a queued write's in the writer thread, where deflate leaves the event loop free
+(zlib releases the GIL).
 `await SQLiteSessionStore.open(path)` opens the file in a worker thread; the constructor opens
 it on the caller's thread.
 
@@ -34,20 +29,20 @@ from __future__ import annotations
 import functools
 import secrets
 import sqlite3
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal
 
 import anyio.to_thread
 
 from eve_py._lru import Recent
-from eve_py.errors import SessionConflictError, SessionNotFoundError, StoreSchemaError
+from eve_py.errors import SessionConflictError, SessionNotFoundError
 from eve_py.protocol import Event, dump_event, load_event
 from eve_py.protocol.messages import Message, dump_message, load_messages
 from eve_py.sessions._codec import Primed, encode_base
 from eve_py.sessions._once import sqlite_use_once
 from eve_py.sessions._record import SessionRecord
+from eve_py.sessions._sqlite_connections import Connections
 from eve_py.sessions._sqlite_records import (
     SAME_AS_BASE,
     BaseRecords,
@@ -55,12 +50,8 @@ from eve_py.sessions._sqlite_records import (
     encode_chunk,
     read_log,
 )
-from eve_py.sessions._sqlite_schema import check_schema, connect, create_tables
-from eve_py.sessions._sqlite_writer import GroupWriter
 
 __all__ = ("SQLiteSessionStore",)
-
-_T = TypeVar("_T")
 
 
 class SQLiteSessionStore:
@@ -83,34 +74,7 @@ class SQLiteSessionStore:
         self, path: str | Path, *, timeout_s: float = 30.0, synchronous: Literal["FULL", "NORMAL"] = "FULL"
     ) -> None:
         self.path = Path(path)
-        self._synchronous: Literal["FULL", "NORMAL"] = "FULL" if synchronous == "FULL" else "NORMAL"
-        self._timeout_s = timeout_s
-        self._lock = threading.Lock()
-        """Held by whoever writes: the writer thread for a batch, the loop for a write of its own."""
-        self._db = connect(self.path, timeout_s)
-        try:
-            check_schema(self._db, self.path)  # before anything writes: a refused file stays as it was
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={self._synchronous}")
-            create_tables(self._db)
-            # The loop's connection: it never waits for a lock (timeout 0), never syncs, and
-            # leaves checkpoints (which sync) to the worker connection's writes.
-            self._quick = connect(self.path, 0.0)
-        except sqlite3.Error as exc:  # "file is not a database", read-only, locked, ...
-            self._db.close()
-            raise StoreSchemaError(
-                f"cannot use {self.path} as a session store ({exc}); name a new file or an eve-py store (--store)"
-            ) from exc
-        except BaseException:
-            self._db.close()
-            raise
-        self._quick.execute("PRAGMA synchronous=NORMAL")
-        self._quick.execute("PRAGMA wal_autocheckpoint=0")
-        self._quick_lock = threading.Lock()
-        self._quick_writes = 0
-        self._writer = GroupWriter(self._db, self._lock, self._synchronous, f"eve-py sqlite writer {self.path.name}")
-        self._readers: list[sqlite3.Connection] = []
-        """Connections for long reads in worker threads, each used by one thread at a time."""
+        self._connections = Connections(self.path, timeout_s, "FULL" if synchronous == "FULL" else "NORMAL")
         self._rowids: Recent[str, int] = Recent(_KEPT_SESSIONS)
         """Row ids of recently used sessions (a row id never changes; one dropped is read again)."""
         self._bases = BaseRecords(_KEPT_SESSIONS)
@@ -125,66 +89,6 @@ class SQLiteSessionStore:
         return await anyio.to_thread.run_sync(
             functools.partial(cls, path, timeout_s=timeout_s, synchronous=synchronous)
         )
-
-    async def _read_quick(self, fn: Callable[[sqlite3.Connection], _T], *, quick: bool = True) -> _T:
-        """`fn(connection)` for a read: on the loop's connection if free (and `quick`), else in a worker thread.
-
-        `fn` may be run twice (on the loop, then in the thread when it found the file locked):
-        what it changes outside the database must be harmless to repeat, as the caches are.
-        """
-        if quick and self._quick_lock.acquire(blocking=False):
-            try:
-                return fn(self._quick)
-            except sqlite3.OperationalError as exc:
-                if not _busy(exc):
-                    raise
-            finally:
-                self._quick_lock.release()
-
-        def read() -> _T:
-            db = self._readers.pop() if self._readers else connect(self.path, self._timeout_s)
-            try:
-                return fn(db)
-            finally:
-                self._readers.append(db)
-
-        return await anyio.to_thread.run_sync(read)
-
-    async def _write(self, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
-        """Run `fn` in a `BEGIN IMMEDIATE` transaction: committed whole, or rolled back whole.
-
-        A write that need not be synced runs on the loop when nobody else writes; any other is
-        queued to the writer thread, which returns once its transaction is committed (and synced,
-        when `durable` with `synchronous="FULL"`).
-        """
-        if (not durable or self._synchronous == "NORMAL") and self._lock.acquire(blocking=False):
-            try:
-                if self._quick_lock.acquire(blocking=False):
-                    try:
-                        return self._write_quick(fn)
-                    except sqlite3.OperationalError as exc:
-                        if not _busy(exc):  # locked by another process: queue it
-                            raise
-                    finally:
-                        self._quick_lock.release()
-            finally:
-                self._lock.release()
-        return await self._writer.run(fn, durable=durable)  # type: ignore[no-any-return]
-
-    def _write_quick(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        db = self._quick
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            result = fn(db)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # a failed COMMIT (busy) leaves it open, holding the lock
-                db.execute("ROLLBACK")
-            raise
-        self._quick_writes += 1
-        if self._quick_writes % _CHECKPOINT_EVERY == 0:  # this connection never checkpoints: the writer does
-            self._writer.post(_checkpoint)
-        return result
 
     def _rowid(self, db: sqlite3.Connection, session_id: str) -> int:
         """The session's row id (kept for recently used sessions: it never changes).
@@ -231,7 +135,7 @@ class SQLiteSessionStore:
             append_chunk(db, "events", cursor.lastrowid, 0, event_chunk)
             written.append((cursor.lastrowid, base, primed))
 
-        await self._write(write, durable=durable)
+        await self._connections.write(write, durable=durable)
         # Kept only once committed: a row id of a rolled-back insert may go to another session.
         rowid, base, primed = written[-1]
         self._rowids.put(stored.id, rowid)
@@ -256,7 +160,7 @@ class SQLiteSessionStore:
             self._records.put(rowid, record)
             return record
 
-        return await self._read_quick(read)
+        return await self._connections.read(read)
 
     async def commit(
         self,
@@ -308,19 +212,19 @@ class SQLiteSessionStore:
             append_chunk(db, "messages", rowid, record.message_count, message_chunk)
             return rowid
 
-        self._records.put(await self._write(write, durable=durable), stored)
+        self._records.put(await self._connections.write(write, durable=durable), stored)
         return stored
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """See `SessionStore.read_events`."""
-        rows = await self._read_quick(
+        rows = await self._connections.read(
             lambda db: self._read(db, "events", session_id, start, stop), quick=_short(start, stop)
         )
         return [load_event(raw) for raw in rows]
 
     async def read_messages(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
         """See `SessionStore.read_messages`."""
-        rows = await self._read_quick(
+        rows = await self._connections.read(
             lambda db: self._read(db, "messages", session_id, start, stop), quick=_short(start, stop)
         )
         return load_messages(rows)
@@ -331,13 +235,13 @@ class SQLiteSessionStore:
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """See `SessionStore.due` (an index on the deadline column answers it)."""
         query = "SELECT id FROM sessions WHERE deadline <= ? ORDER BY deadline LIMIT ?"
-        rows = await self._read_quick(lambda db: db.execute(query, (now, limit)).fetchall())
+        rows = await self._connections.read(lambda db: db.execute(query, (now, limit)).fetchall())
         return [str(row[0]) for row in rows]
 
     async def waiting(self, limit: int = 1000) -> list[str]:
         """See `SessionStore.waiting`."""
         query = "SELECT id FROM sessions WHERE status = 'waiting' ORDER BY rowid LIMIT ?"
-        rows = await self._read_quick(lambda db: db.execute(query, (limit,)).fetchall())
+        rows = await self._connections.read(lambda db: db.execute(query, (limit,)).fetchall())
         return [str(row[0]) for row in rows]
 
     async def secret(self, name: str) -> bytes:
@@ -347,25 +251,19 @@ class SQLiteSessionStore:
         def keep(db: sqlite3.Connection) -> None:
             db.execute("INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)", (name, made))
 
-        await self._write(keep)
+        await self._connections.write(keep)
         query = "SELECT value FROM secrets WHERE name = ?"
-        row = await self._read_quick(lambda db: db.execute(query, (name,)).fetchone())
+        row = await self._connections.read(lambda db: db.execute(query, (name,)).fetchone())
         return bytes(row[0])
 
     async def use_once(self, key: str, *, now: float, expires_at: float) -> bool:
         """See `SessionStore.use_once` (one write transaction: of racing processes, one records the key)."""
-        return await self._write(lambda db: sqlite_use_once(db, key, now, expires_at))
+        return await self._connections.write(lambda db: sqlite_use_once(db, key, now, expires_at))
 
     async def aclose(self) -> None:
         """Finish the queued writes, then close the database connections."""
 
-        def close() -> None:
-            self._writer.close()
-            with self._lock, self._quick_lock:
-                for db in (self._quick, self._db, *self._readers):
-                    db.close()
-
-        await anyio.to_thread.run_sync(close)
+        await anyio.to_thread.run_sync(self._connections.close)
 
 
 _KEPT_SESSIONS = 1024
@@ -373,9 +271,6 @@ _KEPT_SESSIONS = 1024
 
 _SHORT_READ = 256
 """A log read of at most this many entries runs on the loop (a few chunks to decode)."""
-
-_CHECKPOINT_EVERY = 512
-"""After this many writes on the loop's connection (which never checkpoints), the writer checkpoints."""
 
 _UPDATE = (
     "UPDATE sessions SET version = ?, status = ?, updated_at = ?, record = ?, base = ?, deadline = ? WHERE rowid = ?"
@@ -388,12 +283,3 @@ def _columns(stored: SessionRecord, blob: bytes, base: bytes) -> tuple[object, .
 
 def _short(start: int, stop: int | None) -> bool:
     return stop is not None and stop - start <= _SHORT_READ
-
-
-def _busy(exc: sqlite3.OperationalError) -> bool:
-    """Whether `exc` says the file is locked (by another connection) rather than broken."""
-    return exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-
-
-def _checkpoint(db: sqlite3.Connection) -> None:
-    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
