@@ -165,13 +165,11 @@ class Counting(ForwardingStore):
         ).fetchone()
         size = len(blob) + (len(base) if base is not None and base != self._bases.get(record.id) else 0)
         self._bases[record.id] = base
-        for table, first in (("events", record.event_count), ("messages", record.message_count)):
-            row = self._file.execute(
-                f"SELECT length(chunk) FROM {table} WHERE session = ? AND idx = ?",  # noqa: S608
-                (rowid, first),
-            ).fetchone()
-            size += row[0] if row is not None else 0
-        return size
+        row = self._file.execute(  # the write's chunk: its events and messages (schema 8)
+            "SELECT length(chunk) FROM log WHERE session = ? AND event = ? AND message = ?",
+            (rowid, record.event_count, record.message_count),
+        ).fetchone()
+        return size + (row[0] if row is not None else 0)
 
     async def aclose(self) -> None:
         if self._file is not None:

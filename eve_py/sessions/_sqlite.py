@@ -1,10 +1,10 @@
 """`SQLiteSessionStore`: sessions, their conversations and event logs in one SQLite file (stdlib `sqlite3`).
 
-Three tables: `sessions` (the small mutable record of each session, keyed by an integer row id
-as well as its text id), `messages` and `events` (append-only logs keyed by that row id and an
-index; `WITHOUT ROWID`). A write appends its events as one row (a *chunk*: the index of its
-first event and their JSON lines) and its messages likewise, so a write costs one
-row per log, whatever it holds; records and chunks are encoded by `eve_py.sessions._codec`
+Two tables: `sessions` (the small mutable record of each session, keyed by an integer row id
+as well as its text id) and `log` (append-only, keyed by that row id and indexes; `WITHOUT
+ROWID`). A write appends its events and its messages as one row (a *chunk*: the indexes of its
+first event and first message, and their JSON lines), so a write costs one log row, whatever it
+holds; records and chunks are encoded by `eve_py.sessions._codec`
 (JSON, deflated with a preset dictionary when that is smaller). The database runs in WAL mode
 so readers never block the writer, and every write is one `BEGIN IMMEDIATE` transaction that
 compares the record's version before replacing it and appends that write's messages and events.
@@ -114,7 +114,7 @@ class SQLiteSessionStore:
 
         def write(db: sqlite3.Connection) -> None:
             base, primed = encode_base(record_json)  # in the thread that runs the write, as `commit`'s
-            event_chunk = encode_chunk(event_rows)
+            chunk = encode_chunk(event_rows, ())
             try:
                 cursor = db.execute(
                     "INSERT INTO sessions (id, version, status, updated_at, record, base, deadline) "
@@ -132,7 +132,7 @@ class SQLiteSessionStore:
             except sqlite3.IntegrityError:
                 raise SessionConflictError(f"A session with id {record.id!r} already exists.") from None
             assert cursor.lastrowid is not None
-            append_chunk(db, "events", cursor.lastrowid, 0, event_chunk)
+            append_chunk(db, cursor.lastrowid, 0, 0, 0, chunk)
             written.append((cursor.lastrowid, base, primed))
 
         await self._connections.write(write, durable=durable)
@@ -184,8 +184,7 @@ class SQLiteSessionStore:
         kept = self._bases.last(known) if known is not None else None
 
         def write(db: sqlite3.Connection) -> int:
-            event_chunk = encode_chunk(event_rows)
-            message_chunk = encode_chunk(message_rows)
+            chunk = encode_chunk(event_rows, message_rows)
             rowid = self._rowid(db, record.id)
             early = self._bases.encode(rowid, record_json, kept) if kept is not None else None
             if early is not None:  # one statement when the row is as this store last saw it
@@ -193,8 +192,7 @@ class SQLiteSessionStore:
                     f"{_UPDATE} AND version = ? AND base = ?", (*_columns(stored, *early), rowid, record.version, kept)
                 ).rowcount
                 if changed == 1:
-                    append_chunk(db, "events", rowid, record.event_count, event_chunk)
-                    append_chunk(db, "messages", rowid, record.message_count, message_chunk)
+                    append_chunk(db, rowid, record.event_count, record.message_count, len(message_rows), chunk)
                     return rowid
             found = db.execute("SELECT version, base FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
             if found is None:
@@ -208,8 +206,7 @@ class SQLiteSessionStore:
             if encoded is None:  # another process wrote since: encode against the base it left
                 encoded = self._bases.encode(rowid, record_json, found[1])
             db.execute(_UPDATE, (*_columns(stored, *encoded), rowid))
-            append_chunk(db, "events", rowid, record.event_count, event_chunk)
-            append_chunk(db, "messages", rowid, record.message_count, message_chunk)
+            append_chunk(db, rowid, record.event_count, record.message_count, len(message_rows), chunk)
             return rowid
 
         self._records.put(await self._connections.write(write, durable=durable), stored)

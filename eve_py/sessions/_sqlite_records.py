@@ -2,8 +2,9 @@
 
 A record is stored as a *delta* (`eve_py.sessions._codec`) against the session's *base record*,
 an earlier record kept in the same row: the writes of one turn differ from it by a few fields.
-When the delta outgrows `REBASE_BYTES`, the record becomes the new base. A log (events or
-messages) is a series of chunks, each the JSON lines of one write, keyed by its first index.
+When the delta outgrows `REBASE_BYTES`, the record becomes the new base. A session's logs (its
+events and its messages) are a series of chunks, each the JSON lines of one write: its events,
+then its messages, in one row keyed by the index of its first event and of its first message.
 """
 
 from __future__ import annotations
@@ -94,32 +95,56 @@ class BaseRecords:
         return decode(blob, text)
 
 
-def read_log(db: sqlite3.Connection, table: str, rowid: int, start: int, stop: int | None) -> list[str]:
-    """The JSON lines of log `table` (`events` or `messages`) with index in `[start, stop)` of session row `rowid`."""
+_READS = {
+    "events": (
+        "SELECT event, messages, chunk FROM log WHERE session = ? AND event < ? AND event >= "
+        "COALESCE((SELECT MAX(event) FROM log WHERE session = ? AND event <= ?), 0) ORDER BY event, message"
+    ),
+    # Only rows that hold messages are in the index `log_messages`, so only they are read.
+    "messages": (
+        "SELECT message, messages, chunk FROM log WHERE session = ? AND messages > 0 AND message < ? AND message >= "
+        "COALESCE((SELECT MAX(message) FROM log WHERE session = ? AND messages > 0 AND message <= ?), 0) "
+        "ORDER BY message"
+    ),
+}
+"""Per log, the chunks holding its entries `[start, stop)`: the last one starting at or before
+`start`, and those after it that start before `stop`. A write's indexes never go back, so a row
+that starts at or before `start` without holding the entry (it holds none of that log) starts
+at the next entry's index, and the entry is in a later row."""
+
+
+def read_log(db: sqlite3.Connection, log: str, rowid: int, start: int, stop: int | None) -> list[str]:
+    """The JSON lines of log `log` (`events` or `messages`) with index in `[start, stop)` of session row `rowid`."""
     start = min(max(start, 0), _MAX_INDEX)
     stop = _MAX_INDEX if stop is None else min(max(stop, 0), _MAX_INDEX)
     if start >= stop:
         return []
-    # The chunk holding `start` is the last one starting at or before it; the rest follow it.
-    chunks = db.execute(
-        f"SELECT idx, chunk FROM {table} WHERE session = ? AND idx < ? AND idx >= "  # noqa: S608
-        f"COALESCE((SELECT MAX(idx) FROM {table} WHERE session = ? AND idx <= ?), 0) ORDER BY idx",
-        (rowid, stop, rowid, start),
-    ).fetchall()
+    events = log == "events"
     lines = []
-    for first, chunk in chunks:
-        for index, line in enumerate(decode(chunk).split("\n"), start=first):
+    for first, messages, chunk in db.execute(_READS[log], (rowid, stop, rowid, start)).fetchall():
+        entries = decode(chunk).split("\n")
+        split = len(entries) - messages  # a chunk's events come first, then its messages
+        for index, line in enumerate(entries[:split] if events else entries[split:], start=first):
             if start <= index < stop:
                 lines.append(line)
     return lines
 
 
-def encode_chunk(rows: Sequence[str]) -> bytes | None:
-    """One write's log entries as one encoded chunk (JSON lines: JSON text never holds a raw newline)."""
-    return encode("\n".join(rows)) if rows else None
+def encode_chunk(events: Sequence[str], messages: Sequence[str]) -> bytes | None:
+    """One write's log entries, its events then its messages, as one encoded chunk (JSON lines:
+    JSON text never holds a raw newline); one deflate stream finds a message's text in its event."""
+    if not messages:
+        return encode("\n".join(events)) if events else None
+    return encode("\n".join((*events, *messages)))
 
 
-def append_chunk(db: sqlite3.Connection, table: str, rowid: int, first: int, chunk: bytes | None) -> None:
-    """Append `chunk` (if any) to log `table` of session row `rowid`, keyed by its first entry's index."""
+def append_chunk(
+    db: sqlite3.Connection, rowid: int, event: int, message: int, messages: int, chunk: bytes | None
+) -> None:
+    """Append `chunk` (if any) to the log of session row `rowid`: its events start at index `event`,
+    its messages (the last `messages` of its lines) at index `message`."""
     if chunk is not None:
-        db.execute(f"INSERT INTO {table} (session, idx, chunk) VALUES (?, ?, ?)", (rowid, first, chunk))  # noqa: S608
+        db.execute(
+            "INSERT INTO log (session, event, message, messages, chunk) VALUES (?, ?, ?, ?, ?)",
+            (rowid, event, message, messages, chunk),
+        )

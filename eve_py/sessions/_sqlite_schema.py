@@ -1,9 +1,11 @@
 """The SQLite store's file: its tables, its schema version, upgrading an older file, opening a connection.
 
-The version is the database's `user_version` (7: keys used once; 6: each waiting session's first
-deadline beside its record, and the store's secrets; 5: records stored against a base record). A
-file of schema 4, 5 or 6 is upgraded in place when opened (columns and tables are added); one of
-an earlier schema is refused with `StoreSchemaError` rather than read wrongly.
+The version is the database's `user_version` (8: a write's events and messages in one `log`
+row; 7: keys used once; 6: each waiting session's first deadline beside its record, and the
+store's secrets; 5: records stored against a base record). A file of schema 4 to 7 is upgraded
+in place, in one transaction, when opened (columns and tables are added, and the `events` and
+`messages` tables' rows move to `log`); one of an earlier schema is refused with
+`StoreSchemaError` rather than read wrongly.
 """
 
 from __future__ import annotations
@@ -12,19 +14,38 @@ import sqlite3
 from pathlib import Path
 
 from eve_py.errors import StoreSchemaError
+from eve_py.sessions._codec import decode
 
 __all__ = ("SCHEMA_VERSION", "check_schema", "connect", "create_tables")
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """The database's `user_version` this store writes and reads."""
 
 _UPGRADES = {
     4: ("ALTER TABLE sessions ADD COLUMN base BLOB", "ALTER TABLE sessions ADD COLUMN deadline REAL"),
     5: ("ALTER TABLE sessions ADD COLUMN deadline REAL",),
     6: (),
+    7: (),
 }
 """What brings a file of an older schema to this one, by its version (its records read as they are:
-no session of an older eve-py has a deadline). New tables and indexes come with `create_tables`."""
+no session of an older eve-py has a deadline); `_merge_logs` then moves their logs. Other new tables
+and indexes come with `create_tables`."""
+
+_LOG = (
+    """CREATE TABLE IF NOT EXISTS log (
+    session INTEGER NOT NULL,
+    event INTEGER NOT NULL,
+    message INTEGER NOT NULL,
+    messages INTEGER NOT NULL,
+    chunk BLOB NOT NULL,
+    PRIMARY KEY (session, event, message)
+) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS log_messages ON log (session, message) WHERE messages > 0",
+)
+"""The logs: a row per write, its chunk the write's events then its last `messages` lines, its
+messages. `event` and `message` are the indexes of its first event and first message (the logs'
+lengths before the write); both only grow from one write to the next, so the key orders a
+session's rows as written, and only rows that hold messages are in the index that finds them."""
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sessions (
@@ -47,18 +68,8 @@ CREATE TABLE IF NOT EXISTS once (
     expires_at REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS once_expires_at ON once (expires_at);
-CREATE TABLE IF NOT EXISTS messages (
-    session INTEGER NOT NULL,
-    idx INTEGER NOT NULL,
-    chunk BLOB NOT NULL,
-    PRIMARY KEY (session, idx)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS events (
-    session INTEGER NOT NULL,
-    idx INTEGER NOT NULL,
-    chunk BLOB NOT NULL,
-    PRIMARY KEY (session, idx)
-) WITHOUT ROWID;
+{_LOG[0]};
+{_LOG[1]};
 PRAGMA user_version = {SCHEMA_VERSION};
 """
 
@@ -87,18 +98,51 @@ def check_schema(db: sqlite3.Connection, path: Path) -> None:
     Raises:
         StoreSchemaError: The file holds sessions of another eve-py version.
     """
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    version, tables = _version(db)
     if "sessions" in tables and version in _UPGRADES:
         db.execute("BEGIN IMMEDIATE")
-        for statement in _UPGRADES[version]:
-            db.execute(statement)
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        db.execute("COMMIT")
-        version = SCHEMA_VERSION
+        try:
+            version, tables = _version(db)  # again, under the lock: another process may have upgraded it
+            if version in _UPGRADES:
+                for statement in _UPGRADES[version]:
+                    db.execute(statement)
+                if "events" in tables:
+                    _merge_logs(db)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                version = SCHEMA_VERSION
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # nothing of the upgrade is kept: the file stays as it was
+                db.execute("ROLLBACK")
+            raise
     if "sessions" in tables and version != SCHEMA_VERSION:
         raise StoreSchemaError(
             f"{path} holds sessions in store schema {version}, written by another eve-py version; this one "
             f"reads schema {SCHEMA_VERSION}. Use a new file (--store), or finish those sessions with the "
             "eve-py that wrote them."
         )
+
+
+def _version(db: sqlite3.Connection) -> tuple[int, set[str]]:
+    """The file's schema version and the names of its tables."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    return version, {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _merge_logs(db: sqlite3.Connection) -> None:
+    """Move the rows of schema 7's `events` and `messages` tables (a chunk per write and log) to `log`.
+
+    An events chunk becomes a row without messages, its `message` -1; a messages chunk a row of
+    messages only, its `event` below zero (`-1 - idx`): event reads start at the first event's row.
+    """
+    for statement in _LOG:
+        db.execute(statement)
+    insert = "INSERT INTO log (session, event, message, messages, chunk)"
+    db.execute(f"{insert} SELECT session, idx, -1, 0, chunk FROM events")
+    chunks = db.execute("SELECT session, idx, chunk FROM messages")  # read as they are moved: not all in memory
+    db.executemany(
+        f"{insert} VALUES (?, ?, ?, ?, ?)",
+        ((session, -1 - idx, idx, decode(chunk).count("\n") + 1, chunk) for session, idx, chunk in chunks),
+    )
+    db.execute("DROP TABLE events")
+    db.execute("DROP TABLE messages")

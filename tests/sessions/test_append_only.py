@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -10,10 +12,14 @@ import pytest
 
 from eve_py import InputResponse, Runtime, StoreSchemaError, load_agent
 from eve_py.agent import load_mock_model
+from eve_py.protocol import dump_event
+from eve_py.protocol.messages import dump_message
 from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore, SQLiteSessionStore
 from tests.conftest import HITL_APP
 
 pytestmark = pytest.mark.anyio
+
+STORE_V7 = Path(__file__).parent / "store_v7"
 
 
 def test_a_file_of_an_older_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
@@ -23,7 +29,7 @@ def test_a_file_of_an_older_schema_is_refused_and_left_untouched(tmp_path: Path)
         db.execute("INSERT INTO sessions VALUES ('ses_1', 3, '{\"messages\": []}')")
     before = path.read_bytes()
 
-    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 7"):
+    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 8"):
         SQLiteSessionStore(path)
 
     assert path.read_bytes() == before
@@ -141,15 +147,66 @@ def test_a_base_encoded_with_its_primer_gives_the_bytes_and_deltas_prime_gives(s
         assert delta == encode(record, base) and decode(delta, base) == record
 
 
-async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(tmp_path: Path) -> None:
+async def test_a_file_of_schema_7_is_upgraded_with_every_log_entry_and_its_sessions_go_on(tmp_path: Path) -> None:
+    """`store_v7/sessions.db` was written by eve-py at 0e905ab (schema 7: a table per log), and
+    `store_v7/logs.json` holds what that eve-py read from it: two sessions of the HITL app, one
+    after two answered turns, a cleared history and a third parked turn, the other parked."""
+    path = tmp_path / "v7.db"
+    shutil.copyfile(STORE_V7 / "sessions.db", path)
+    written = json.loads((STORE_V7 / "logs.json").read_text())
+
+    store = SQLiteSessionStore(path)
+    for session_id, logs in written.items():
+        assert [dump_event(e) for e in await store.read_events(session_id)] == logs["events"]
+        assert [dump_message(m) for m in await store.read_messages(session_id)] == logs["messages"]
+        for start in range(len(logs["events"]) + 1):
+            window = await store.read_events(session_id, start, start + 3)
+            assert [dump_event(e) for e in window] == logs["events"][start : start + 3]
+        for start in range(len(logs["messages"]) + 1):
+            window_messages = await store.read_messages(session_id, start, start + 2)
+            assert [dump_message(m) for m in window_messages] == logs["messages"][start : start + 2]
+    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
+    for session_id in written:
+        session = await runtime.get_session(session_id)
+        pick = InputResponse(request_id=session.input_requests[0].request_id, value={"pickedIds": ["tpl_red"]})
+        assert (await session.respond([pick])).message == "Recorded your pick: tpl_red."
+        events = [dump_event(e) for e in await store.read_events(session_id)]
+        assert events[: len(written[session_id]["events"])] == written[session_id]["events"]
+        assert len(events) > len(written[session_id]["events"])
+        messages = [dump_message(m) for m in await store.read_messages(session_id)]
+        assert messages[: len(written[session_id]["messages"])] == written[session_id]["messages"]
+        assert "Recorded your pick: tpl_red." in messages[-1]
+    await store.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 8
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "events" not in tables and "messages" not in tables
+
+
+async def test_two_processes_opening_a_file_of_schema_7_at_once_both_get_it_upgraded_once(tmp_path: Path) -> None:
+    path = tmp_path / "v7.db"
+    shutil.copyfile(STORE_V7 / "sessions.db", path)
+    written = json.loads((STORE_V7 / "logs.json").read_text())
+    opened: list[SQLiteSessionStore] = []
+
+    async def open_store() -> None:
+        opened.append(await SQLiteSessionStore.open(path))
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(open_store)
+            tasks.start_soon(open_store)
+    for store in opened:
+        assert [dump_event(e) for e in await store.read_events("ses_first")] == written["ses_first"]["events"]
+        assert [dump_message(m) for m in await store.read_messages("ses_first")] == written["ses_first"]["messages"]
+        await store.aclose()
+
+
+async def test_a_file_of_schema_4_is_upgraded_and_its_sessions_go_on(tmp_path: Path) -> None:
     from eve_py.sessions._codec import decode, encode
 
     path = tmp_path / "v4.db"
-    store = SQLiteSessionStore(path)
-    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
-    session = await runtime.create_session()
-    parked = await session.send("help me pick a template")
-    await store.aclose()
+    shutil.copyfile(STORE_V7 / "sessions.db", path)
     with sqlite3.connect(path) as db:  # as eve-py with schema 4 left it: whole records, no base column
         for rowid, blob, base in db.execute("SELECT rowid, record, base FROM sessions").fetchall():
             whole = decode(blob, decode(base)) if blob else decode(base)  # an empty record: the base is the record
@@ -162,12 +219,12 @@ async def test_a_file_of_the_previous_schema_is_upgraded_and_its_sessions_go_on(
 
     upgraded = SQLiteSessionStore(path)
     runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=upgraded)
-    resumed = await runtime.get_session(session.id)
-    pick = InputResponse(request_id=parked.input_requests[0].request_id, value={"pickedIds": ["tpl_blue"]})
+    resumed = await runtime.get_session("ses_second")
+    pick = InputResponse(request_id=resumed.input_requests[0].request_id, value={"pickedIds": ["tpl_blue"]})
     assert (await resumed.respond([pick])).message == "Recorded your pick: tpl_blue."
     await upgraded.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 8
 
 
 async def test_a_second_store_on_the_file_reads_every_record_the_first_wrote(tmp_path: Path) -> None:
