@@ -45,6 +45,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,156 @@ class Floor:
         return session
 
 
+WRITTEN_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (id TEXT PRIMARY KEY, version INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS log (
+    session TEXT NOT NULL, n INTEGER NOT NULL, events TEXT NOT NULL, messages TEXT, PRIMARY KEY (session, n)
+) WITHOUT ROWID;
+"""
+
+
+class Written(Floor):
+    """The floor writing what eve-py writes: six transactions a fresh cycle, seventeen events, the record each time.
+
+    The same turn as `Floor`, with eve-py's writes done by hand: the session's creation, the
+    turn's start (the lease, before the model is called), the park (durable), the accepted
+    answer (before the tool runs), the step with the tool's result (before the model is called
+    again) and the completion (durable); each replaces the session's record (a compare-and-set
+    on its version; the record's JSON about as long as eve-py's at that point, the parked
+    request in it while it waits) and appends its events (eve-py's seventeen, each with an id,
+    a time and the turn's ids, as JSON lines) and messages in one log row. Writes that need no
+    sync commit on the loop's own connection (`synchronous=NORMAL`); durable ones go to the
+    writer thread's (`FULL`), whose sync covers them too.
+
+    `fewest=True` keeps only the writes the issue's guarantees and `docs/deploy.md`'s crash
+    rules need: the creation rides with the turn's start (which takes the lease before the
+    model is called), and the step with the tool's result rides with the completion (after a
+    crash, that model step and its executors that needed no approval run again): four writes a
+    fresh cycle, three in a running session.
+    """
+
+    def __init__(self, path: Path, *, fewest: bool = False) -> None:
+        super().__init__(path, writer_thread=True)
+        self.fewest = fewest
+        self.held: tuple[list[str], list[Any]] = ([], [])
+        self.db.executescript(WRITTEN_SCHEMA)
+        self.quick = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.quick.execute("PRAGMA synchronous=NORMAL")
+        self.events = 0
+        self.records: dict[str, tuple[int, int, dict[str, Any]]] = {}
+
+    def close(self) -> None:
+        self.quick.close()
+        super().close()
+
+    def _event(self, kind: str, turn: str, data: dict[str, Any]) -> str:
+        self.events += 1
+        at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        meta = {"id": f"evt_{self.events:026d}", "at": at, "deliveryIds": [f"dlv_{turn[5:]}"]}
+        return json.dumps({"type": kind, "data": {"sequence": 0, "turnId": turn, **data}, "meta": meta})
+
+    async def _write(
+        self, session: str, record: dict[str, Any], events: list[str], messages: list[Any], *, durable: bool
+    ) -> None:
+        if self.fewest and not durable and (session not in self.records or "lease" not in record):
+            self.held = (self.held[0] + events, self.held[1] + messages)  # rides with the next write
+            if session not in self.records:
+                self.records[session] = (0, 0, record)
+            return
+        events, messages, self.held = self.held[0] + events, self.held[1] + messages, ([], [])
+        version, n, _ = self.records.get(session, (0, 0, {}))
+        body = json.dumps(record | {"version": version + 1, "updatedAt": time.time()})
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            ("INSERT INTO records VALUES (?, 1, ?)", (session, body))
+            if version == 0
+            else (
+                "UPDATE records SET version = ?, record = ? WHERE id = ? AND version = ?",
+                (version + 1, body, session, version),
+            ),
+            (
+                "INSERT INTO log VALUES (?, ?, ?, ?)",
+                (session, n, "\n".join(events), json.dumps(messages) if messages else None),
+            ),
+        ]
+        if durable:
+            await self._durably(statements)
+        else:
+            self.quick.execute("BEGIN IMMEDIATE")
+            for sql, params in statements:
+                self.quick.execute(sql, params)
+            self.quick.execute("COMMIT")
+        self.records[session] = (version + 1, n + 1, record)
+
+    async def send(self, session: str, text: str) -> dict[str, Any]:
+        turn = f"turn_{secrets.token_hex(13)}"
+        if session not in self.records:
+            created = {"id": session, "createdAt": time.time(), "turn": None, "pending": None, "lease": None}
+            started = self._event("session.started", turn, {"runtime": {"agentId": "agent", "eveVersion": "0.80.1"}})
+            await self._write(session, created, [started], [], durable=False)
+        conversation, _ = self.state.get(session, ([], {}))
+        conversation = [*conversation, {"role": "user", "text": text}]
+        lease = {"owner": "wkr_1", "expiresAt": time.time() + 120, "takeover": False}
+        record = self.records[session][2] | {"turn": {"turnId": turn, "status": "running"}, "lease": lease}
+        events = [self._event("turn.started", turn, {}), self._event("message.received", turn, {"text": text})]
+        await self._write(session, record, events, conversation[-1:], durable=False)
+        self.turns += 1
+        reply = model(conversation, self.turns)
+        call = reply["toolCalls"][0]
+        if not self.ask_input.is_valid(call["input"]):
+            raise ValueError("the model's tool input does not match its schema")
+        conversation.append(reply)
+        request = {"requestId": call["id"], "kind": "question", "action": call, "prompt": call["input"]["prompt"]}
+        request |= {"options": OPTIONS, "schema": PICKED}
+        pending = {"turnId": turn, "assistant": reply, "requests": [request], "answers": {}}
+        events = [
+            self._event("step.started", turn, {"stepIndex": 0, "modelId": "mock"}),
+            self._event("step.completed", turn, {"stepIndex": 0, "finishReason": "tool-calls"}),
+            self._event("input.requested", turn, {"requests": [request]}),
+            self._event("turn.waiting", turn, {"on": "input"}),
+        ]
+        await self._write(session, record | {"pending": pending, "lease": None}, events, [], durable=True)
+        self.state[session] = (conversation, {"turn": turn, "pending": [request]})
+        return request
+
+    async def respond(self, session: str, request_id: str, answer: dict[str, Any]) -> str:
+        conversation, state = self.state[session]
+        turn, record = state["turn"], self.records[session][2]
+        if state["pending"][0]["requestId"] != request_id:
+            raise KeyError(request_id)
+        if not self.picked.is_valid(answer):
+            raise ValueError("the answer does not match the tool's output schema")
+        lease = {"owner": "wkr_1", "expiresAt": time.time() + 120, "takeover": False}
+        record = record | {"lease": lease, "pending": record["pending"] | {"answers": {request_id: answer}}}
+        resolved = self._event("input.resolved", turn, {"requestId": request_id, "value": answer})
+        await self._write(session, record, [resolved], [], durable=False)
+        first = len(conversation)
+        conversation.append({"role": "tool", "toolCallId": request_id, "output": answer})
+        note = model(conversation, self.turns)
+        conversation.append(note)
+        conversation.append({"role": "tool", "toolCallId": note["toolCalls"][0]["id"], "output": {"recorded": True}})
+        events = [
+            self._event("step.started", turn, {"stepIndex": 1, "modelId": "mock"}),
+            self._event("actions.requested", turn, {"actions": note["toolCalls"]}),
+            self._event("step.completed", turn, {"stepIndex": 1, "finishReason": "tool-calls"}),
+            self._event("action.result", turn, {"callId": note["toolCalls"][0]["id"], "output": {"recorded": True}}),
+        ]
+        record = {key: value for key, value in record.items() if key != "lease"} | {"pending": None}
+        await self._write(session, record, events, conversation[first:], durable=False)
+        final = model(conversation, self.turns)
+        conversation.append(final)
+        events = [
+            self._event("step.started", turn, {"stepIndex": 2, "modelId": "mock"}),
+            self._event("message.completed", turn, {"message": final}),
+            self._event("step.completed", turn, {"stepIndex": 2, "finishReason": "stop"}),
+            self._event("turn.completed", turn, {}),
+            self._event("session.waiting", turn, {}),
+        ]
+        await self._write(session, record | {"turn": None, "lease": None}, events, [final], durable=True)
+        assert not self.held[0]
+        self.state[session] = (conversation, {"turn": None, "pending": []})
+        return str(final["text"])
+
+
 async def measure(args: argparse.Namespace, folder: Path) -> dict[str, dict[str, list[tuple[float, float]]]]:
     """(wall, process CPU) ms per cycle of each subject per round, in each scenario."""
     results: dict[str, dict[str, list[tuple[float, float]]]] = {}
@@ -204,8 +355,12 @@ async def measure(args: argparse.Namespace, folder: Path) -> dict[str, dict[str,
         eve, langgraph = await peers.sqlite_pair(stack, folder, concurrent=False)
         memory = peers.Eve(MemorySessionStore())
         subjects: dict[str, Any] = {"eve-py": eve, "eve-py, memory store": memory, "LangGraph": langgraph}
-        for name, writer_thread in (("floor on the loop", False), ("floor, writer thread", True)):
-            floor = Floor(folder / f"{name[-4:]}.db", writer_thread=writer_thread)
+        for name, floor in (
+            ("floor on the loop", Floor(folder / "loop.db", writer_thread=False)),
+            ("floor, writer thread", Floor(folder / "thread.db", writer_thread=True)),
+            ("floor, eve-py's writes", Written(folder / "written.db")),
+            ("floor, fewest writes", Written(folder / "fewest.db", fewest=True)),
+        ):
             stack.callback(floor.close)
             subjects[name] = floor
         for scenario in args.scenarios:
