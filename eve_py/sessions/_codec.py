@@ -35,7 +35,10 @@ else:
 _DEFLATE_1 = 0x01
 _DELTA_1 = 0x02
 _DICTIONARY_1 = resources.files(__package__).joinpath("codec-dictionary-1.jsonl").read_bytes()
-_LEVEL = 9
+_LEVEL = 6
+"""zlib's default. Level 9 searches chains 32 times as long (4,096 entries) through a dictionary full
+of the same shapes, for 4 bytes fewer in a cycle's 1.3 KB of chunks and 5 % more of the store's
+instructions (docs/performance.md, issue 25 step 20). Any level reads back the same."""
 _PRIMED_1 = zlib.compressobj(_LEVEL, zlib.DEFLATED, -14, 5, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY_1)
 """A compressor that has taken dictionary 1. Copying it skips setting up the dictionary for every
 value (about half of a value's time); its small window (16 KiB, dictionary 1 fits) and hash table
