@@ -10,8 +10,8 @@ PYTHONPATH=../other-tree .venv/bin/python bench/store_cycle.py   # another tree'
 ```
 
 `bench/peers.py`'s cycle (create a session, send, answer) is run once on `MemorySessionStore`
-with every store call recorded: `create`, two `load`s and five `commit`s, with their records,
-events, messages and `durable` flags. Those calls are then replayed, unchanged but for the
+with every store call recorded (`create` and five `commit`s at `3676429`; the script prints
+them), with their records, events, messages and `durable` flags. Those calls are then replayed, unchanged but for the
 session id, on each store named, so the figures are the store's work alone (no agent loop, no
 model, no schema checks): process CPU time per cycle (every thread, the SQLite writer's
 included), the event loop thread's CPU time, and wall time. On a machine shared with other jobs
