@@ -165,11 +165,21 @@ class Counting(ForwardingStore):
         ).fetchone()
         size = len(blob) + (len(base) if base is not None and base != self._bases.get(record.id) else 0)
         self._bases[record.id] = base
-        row = self._file.execute(  # the write's chunk: its events and messages (schema 8)
-            "SELECT length(chunk) FROM log WHERE session = ? AND event = ? AND message = ?",
-            (rowid, record.event_count, record.message_count),
-        ).fetchone()
-        return size + (row[0] if row is not None else 0)
+        for query, key in self._chunk_queries(rowid, record):
+            row = self._file.execute(query, key).fetchone()
+            size += row[0] if row is not None else 0
+        return size
+
+    def _chunk_queries(self, rowid: int, record: SessionRecord) -> list[tuple[str, tuple[int, ...]]]:
+        """How to find the write's chunks: one `log` row (schema 8), or one per log (an older eve-py's tree)."""
+        assert self._file is not None
+        if self._file.execute("SELECT 1 FROM sqlite_master WHERE name = 'log'").fetchone() is not None:
+            query = "SELECT length(chunk) FROM log WHERE session = ? AND event = ? AND message = ?"
+            return [(query, (rowid, record.event_count, record.message_count))]
+        return [
+            (f"SELECT length(chunk) FROM {table} WHERE session = ? AND idx = ?", (rowid, first))  # noqa: S608
+            for table, first in (("events", record.event_count), ("messages", record.message_count))
+        ]
 
     async def aclose(self) -> None:
         if self._file is not None:
