@@ -100,6 +100,43 @@ async def test_every_window_of_the_logs_reads_the_same_from_sqlite_chunks_as_fro
     await sqlite.aclose()
 
 
+async def test_writes_of_events_only_messages_only_or_both_read_back_in_any_window(tmp_path: Path) -> None:
+    """A write's events and messages share one row; a write may hold either alone (or neither)."""
+    source = MemorySessionStore()
+    runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=source)
+    session = await runtime.create_session(session_id="ses_source")
+    for _ in range(2):
+        parked = await session.send("help me pick a template")
+        pick = InputResponse(request_id=parked.input_requests[0].request_id, value={"pickedIds": ["tpl_blue"]})
+        await session.respond([pick])
+    events, messages = await source.read_events("ses_source"), await source.read_messages("ses_source")
+    template = await source.load("ses_source")
+
+    sqlite = SQLiteSessionStore(tmp_path / "s.db")
+    record = await sqlite.create(template.model_copy(update={"id": "ses_mixed", "version": 0}), events[:1])
+    shapes = [(2, 0), (0, 1), (0, 2), (0, 0), (3, 1), (1, 0), (0, 3), (4, 2), (1, 1)]  # (events, messages) per write
+    e, m = 1, 0
+    for n_events, n_messages in shapes:
+        record = await sqlite.commit(record, events[e : e + n_events], messages[m : m + n_messages])
+        e, m = e + n_events, m + n_messages
+    written_events = [dump_event(x) for x in events[:e]]
+    written_messages = [dump_message(x) for x in messages[:m]]
+    for start in range(-1, e + 2):
+        for stop in (None, start, start + 1, start + 3, e + 1):
+            window = [dump_event(x) for x in await sqlite.read_events("ses_mixed", start, stop)]
+            assert window == written_events[_bounds(start, stop)], (start, stop)
+    for start in range(-1, m + 2):
+        for stop in (None, start, start + 1, start + 2, m + 1):
+            window_messages = [dump_message(x) for x in await sqlite.read_messages("ses_mixed", start, stop)]
+            assert window_messages == written_messages[_bounds(start, stop)], (start, stop)
+    await sqlite.aclose()
+
+
+def _bounds(start: int, stop: int | None) -> slice:
+    """The slice a store reads for `[start, stop)`: a negative bound means 0, as in the stores."""
+    return slice(max(start, 0), None if stop is None else max(stop, 0))
+
+
 def test_the_store_codec_shrinks_eve_py_json_and_keeps_other_text_readable() -> None:
     from eve_py.sessions._codec import decode, encode
 
