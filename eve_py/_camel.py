@@ -66,7 +66,8 @@ class CamelModel(BaseModel):
         copied = _new(cls)
         if update:
             _setattr(copied, "__dict__", {**self.__dict__, **update})
-            _setattr(copied, "__pydantic_fields_set__", self.__pydantic_fields_set__ | update.keys())
+            # `union` takes the mapping's keys as they are; `|` with a keys view goes the generic, slower way.
+            _setattr(copied, "__pydantic_fields_set__", self.__pydantic_fields_set__.union(update))
         else:
             _setattr(copied, "__dict__", self.__dict__.copy())
             _setattr(copied, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))

@@ -30,12 +30,20 @@ from pydantic import Field
 from eve_py._camel import CamelModel
 from eve_py.errors import SessionEndedError
 from eve_py.protocol.pending import PendingStep
-from eve_py.protocol.turns import SessionStatus, TurnInput, TurnState
+from eve_py.protocol.turns import SessionStatus, TurnInput, TurnState, TurnStatus
 
 __all__ = ("Lease", "SessionRecord")
 
 CANCELLED = "The turn was cancelled."
 """A cancelled turn's error."""
+
+_SESSION_STATUS: dict[TurnStatus, SessionStatus] = {
+    "running": "running",
+    "waiting": "waiting",
+    "completed": "idle",
+    "failed": "idle",
+}
+"""The session's status while its turn has each status (see the module's table)."""
 
 
 class Lease(CamelModel):
@@ -85,16 +93,14 @@ class SessionRecord(CamelModel):
         if self.ended:
             return "ended"
         turn = self.turn
-        if turn is None or turn.status in ("completed", "failed"):
-            return "idle"
-        return "waiting" if turn.status == "waiting" else "running"
+        return "idle" if turn is None else _SESSION_STATUS[turn.status]
 
     @property
     def input_deadline(self) -> float | None:
         """When the parked batch's first open request expires (Unix time, seconds); None unless waiting on one.
 
         Stores keep it beside the record, indexed, so that expiring requests are found without reading records."""
-        if self.status != "waiting" or self.pending is None:
+        if self.pending is None or self.status != "waiting":
             return None
         return self.pending.deadline()
 
@@ -130,7 +136,7 @@ class SessionRecord(CamelModel):
 
     def with_turn(self, turn: TurnState) -> SessionRecord:
         """The same state, with the current turn's counters or context replaced."""
-        return self.model_copy(update={"turn": turn})
+        return self if turn is self.turn else self.model_copy(update={"turn": turn})
 
     def park(self, pending: PendingStep) -> SessionRecord:
         """running → waiting: `pending`'s batch is open."""
