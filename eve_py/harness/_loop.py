@@ -318,15 +318,14 @@ class TurnDriver:
         except pydantic.ValidationError as exc:
             message = f"The model returned a response that is not valid JSON data: {describe_validation_error(exc)}"
             return record, await self._fail(record, events, step_index, "MODEL_ERROR", message)
-        turn = turn.stepped()
-        record = record.with_turn(turn)
+        turn = turn.stepped()  # the record takes it with the step's write: one copy of each, not two
         text = assistant.text if assistant.text.strip() else None
         finish = "tool-calls" if assistant.tool_calls else "stop"
         if text:
             self._message = text
             events.append(turn.stamp(MessageCompletedData(**coords, finish_reason=finish, message=text)))
         if not assistant.tool_calls:
-            return await self._complete(record, assistant if assistant.content else None, events, step_index)
+            return await self._complete(record, turn, assistant if assistant.content else None, events)
         tools = self.turn_tools(record)
         plan, rejected, ran = await run_step_calls(record, turn, step_index, assistant, tools, unparsed, self._channel)
         if plan.actions:
@@ -342,17 +341,17 @@ class TurnDriver:
                 events,
                 tools=tools,
                 default_expiry_s=self._agent.input_expires_after_s,
+                turn=turn,
             )
             return record, self.result(record, "waiting")
-        record = await self.writer.commit(record, events, messages=step_messages(pending), durable=False)
-        return record, None
+        record = record.with_turn(turn)
+        return await self.writer.commit(record, events, messages=step_messages(pending), durable=False), None
 
     async def _complete(
-        self, record: SessionRecord, assistant: AssistantMessage | None, events: list[Event], step_index: int
+        self, record: SessionRecord, turn: TurnState, assistant: AssistantMessage | None, events: list[Event]
     ) -> tuple[SessionRecord, TurnResult]:
-        """The model answered without tool calls: end the turn (or fail it: an answer off its schema)."""
-        turn = record.turn
-        assert turn is not None
+        """The model answered without tool calls: end `turn`, as the step left it (or fail it: off its schema)."""
+        step_index = turn.steps - 1
         coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": step_index}
         events.append(turn.stamp(StepCompletedData(**coords, finish_reason="stop")))
         # Providers reject empty (or blank) assistant text, so a blank response adds nothing.
@@ -360,12 +359,13 @@ class TurnDriver:
         if turn.output_schema is not None:
             result, problem = structured_result(assistant.text if assistant is not None else "", turn.output_schema)
             if problem is not None:
-                return record, await self._fail(record, events, None, "OUTPUT_INVALID", problem, messages=messages)
+                failed = record.with_turn(turn)
+                return failed, await self._fail(failed, events, None, "OUTPUT_INVALID", problem, messages=messages)
             self._result = result
             events.append(turn.stamp(ResultCompletedData(**coords, result=result)))
         events.append(turn.stamp(TurnCompletedData(sequence=turn.sequence, turn_id=turn.turn_id)))
         events.append(turn.stamp(SessionWaitingData()))
-        record = await self.writer.commit(record.complete(), events, messages=messages)
+        record = await self.writer.commit(record.complete(turn), events, messages=messages)
         return record, self.result(record, "completed")
 
 

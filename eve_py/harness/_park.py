@@ -345,6 +345,7 @@ async def park(
     *,
     tools: Mapping[str, ResolvedTool],
     default_expiry_s: float | None,
+    turn: TurnState | None = None,
 ) -> SessionRecord:
     """Store `pending` as the session's open batch, after `events`: `input.requested`, then `turn.waiting`.
 
@@ -355,11 +356,12 @@ async def park(
         events: What the step logged before it parked.
         tools: The agent's tools (each one's `expires_after_s` sets its requests' deadlines).
         default_expiry_s: The agent's `input_expires_after`, in seconds (None: no default).
+        turn: The current turn as the step left it, when `record` does not hold it yet.
 
     Raises:
         SessionConflictError: Another writer changed the session since `record` was read.
     """
     pending = mark_parked(with_deadlines(pending, tools, default_expiry_s, time.time()))
-    parked = record.park(pending)
+    parked = record.park(pending, turn)
     assert parked.turn is not None
     return await writer.commit(parked, [*events, *park_events(parked.turn, pending)])

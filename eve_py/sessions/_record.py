@@ -138,9 +138,9 @@ class SessionRecord(CamelModel):
         """The same state, with the current turn's counters or context replaced."""
         return self if turn is self.turn else self.model_copy(update={"turn": turn})
 
-    def park(self, pending: PendingStep) -> SessionRecord:
-        """running → waiting: `pending`'s batch is open."""
-        return self.model_copy(update={"pending": pending, "turn": self._turn().with_status("waiting")})
+    def park(self, pending: PendingStep, turn: TurnState | None = None) -> SessionRecord:
+        """running → waiting: `pending`'s batch is open (`turn`: the current turn as the step left it)."""
+        return self.model_copy(update={"pending": pending, "turn": (turn or self._turn()).with_status("waiting")})
 
     def answer(self, pending: PendingStep, *, settled: bool) -> SessionRecord:
         """waiting → waiting (more answers awaited) or → running (settled: results are computed next)."""
@@ -165,9 +165,9 @@ class SessionRecord(CamelModel):
             turn = turn.model_copy(update={"steps_since_input": 0})
         return self.model_copy(update={"pending": None, "approved_tools": approved_tools, "turn": turn})
 
-    def complete(self) -> SessionRecord:
-        """running → idle: the model answered."""
-        return self.model_copy(update={"turn": self._turn().with_status("completed")})
+    def complete(self, turn: TurnState | None = None) -> SessionRecord:
+        """running → idle: the model answered (`turn`: the current turn as the step left it)."""
+        return self.model_copy(update={"turn": (turn or self._turn()).with_status("completed")})
 
     def fail(self, message: str) -> SessionRecord:
         """running → idle: the turn failed with `message`."""
