@@ -22,10 +22,12 @@ doing the same cycle must spend, so that the targets can be read against it. The
   acknowledged by `respond` (the row updated, the rest of the conversation appended). Fewer
   syncs would acknowledge a message or an answer before it is durable.
 
-Two variants: `floor on the loop` runs SQLite on the event loop's thread (it blocks the loop
-on fsync, which issue 25 rules out for eve-py: the lowest figure there is) and `floor, writer
-thread` hands each transaction to a worker thread, one at a time, and awaits it (the shape issue 25 asks
-for, one hop per durable write). LangGraph is `bench/peers.py`'s (`SqliteSaver` on a WAL
+Four hand-written subjects: `floor on the loop` runs SQLite on the event loop's thread (it
+blocks the loop on fsync, which issue 25 rules out for eve-py: the lowest figure there is);
+`floor, writer thread` hands each transaction to a worker thread, one at a time, and awaits it
+(the shape issue 25 asks for, one hop per durable write); `floor, eve-py's writes` and `floor,
+fewest writes` (`Written`) store what eve-py stores, by hand. None deflates what it stores, as
+eve-py's SQLite store does to keep a cycle under 2 KB on disk. LangGraph is `bench/peers.py`'s (`SqliteSaver` on a WAL
 connection with `synchronous=FULL`), and eve-py is measured too, all in alternating rounds.
 eve-py on `MemorySessionStore` (no storage at all) shows the engine's share. The figures
 printed are LangGraph's time per cycle / each subject's (wall time), with each round's wall
@@ -142,15 +144,20 @@ class Floor:
         else:
             await anyio.to_thread.run_sync(run, limiter=self.writer)
 
-    async def send(self, session: str, text: str) -> dict[str, Any]:
-        conversation, _ = self.state.get(session, ([], {}))
-        conversation = [*conversation, {"role": "user", "text": text}]
+    def _ask(self, conversation: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The model's first step of a turn (appended to `conversation`): its reply and its checked tool call."""
         self.turns += 1
         reply = model(conversation, self.turns)
-        call = reply["toolCalls"][0]
+        call: dict[str, Any] = reply["toolCalls"][0]
         if not self.ask_input.is_valid(call["input"]):
             raise ValueError("the model's tool input does not match its schema")
         conversation.append(reply)
+        return reply, call
+
+    async def send(self, session: str, text: str) -> dict[str, Any]:
+        conversation, _ = self.state.get(session, ([], {}))
+        conversation = [*conversation, {"role": "user", "text": text}]
+        reply, call = self._ask(conversation)
         request = {"requestId": call["id"], "toolCallId": call["id"], "input": call["input"]}
         record = {"status": "waiting", "pending": [request], "messages": len(conversation)}
         first = len(conversation) - 2
@@ -223,7 +230,7 @@ class Written(Floor):
     rules need: the creation rides with the turn's start (which takes the lease before the
     model is called), and the step with the tool's result rides with the completion (after a
     crash, that model step and its executors that needed no approval run again): four writes a
-    fresh cycle, three in a running session.
+    fresh cycle, as in a running session (whose creation is long written).
     """
 
     def __init__(self, path: Path, *, fewest: bool = False) -> None:
@@ -290,12 +297,7 @@ class Written(Floor):
         record = self.records[session][2] | {"turn": {"turnId": turn, "status": "running"}, "lease": lease}
         events = [self._event("turn.started", turn, {}), self._event("message.received", turn, {"text": text})]
         await self._write(session, record, events, conversation[-1:], durable=False)
-        self.turns += 1
-        reply = model(conversation, self.turns)
-        call = reply["toolCalls"][0]
-        if not self.ask_input.is_valid(call["input"]):
-            raise ValueError("the model's tool input does not match its schema")
-        conversation.append(reply)
+        reply, call = self._ask(conversation)
         request = {"requestId": call["id"], "kind": "question", "action": call, "prompt": call["input"]["prompt"]}
         request |= {"options": OPTIONS, "schema": PICKED}
         pending = {"turnId": turn, "assistant": reply, "requests": [request], "answers": {}}

@@ -140,7 +140,7 @@ class SessionRecord(CamelModel):
 
     def park(self, pending: PendingStep, turn: TurnState | None = None) -> SessionRecord:
         """running → waiting: `pending`'s batch is open (`turn`: the current turn as the step left it)."""
-        return self.model_copy(update={"pending": pending, "turn": (turn or self._turn()).with_status("waiting")})
+        return self.model_copy(update={"pending": pending, "turn": self._turn(turn).with_status("waiting")})
 
     def answer(self, pending: PendingStep, *, settled: bool) -> SessionRecord:
         """waiting → waiting (more answers awaited) or → running (settled: results are computed next)."""
@@ -167,7 +167,7 @@ class SessionRecord(CamelModel):
 
     def complete(self, turn: TurnState | None = None) -> SessionRecord:
         """running → idle: the model answered (`turn`: the current turn as the step left it)."""
-        return self.model_copy(update={"turn": (turn or self._turn()).with_status("completed")})
+        return self.model_copy(update={"turn": self._turn(turn).with_status("completed")})
 
     def fail(self, message: str) -> SessionRecord:
         """running → idle: the turn failed with `message`."""
@@ -210,6 +210,9 @@ class SessionRecord(CamelModel):
         # pydantic-core's serializer itself: `model_dump_json`'s Python wrapper costs a tenth more.
         return self.__pydantic_serializer__.to_json(self, by_alias=True, exclude_none=True).decode()
 
-    def _turn(self) -> TurnState:
+    def _turn(self, given: TurnState | None = None) -> TurnState:
+        """`given`, else the record's turn (a transition of a turn needs one)."""
+        if given is not None:
+            return given
         assert self.turn is not None, "a transition of a turn needs a turn"
         return self.turn

@@ -47,8 +47,8 @@ messages. `event` and `message` are the indexes of its first event and first mes
 lengths before the write); both only grow from one write to the next, so the key orders a
 session's rows as written, and only rows that hold messages are in the index that finds them."""
 
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS sessions (
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS sessions (
     rowid INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     version INTEGER NOT NULL,
@@ -57,26 +57,33 @@ CREATE TABLE IF NOT EXISTS sessions (
     record BLOB NOT NULL,
     base BLOB,
     deadline REAL
-);
-CREATE INDEX IF NOT EXISTS sessions_deadline ON sessions (deadline) WHERE deadline IS NOT NULL;
-CREATE TABLE IF NOT EXISTS secrets (
-    name TEXT PRIMARY KEY,
-    value BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS once (
-    key TEXT PRIMARY KEY,
-    expires_at REAL NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS once_expires_at ON once (expires_at);
-{_LOG[0]};
-{_LOG[1]};
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
+)""",
+    "CREATE INDEX IF NOT EXISTS sessions_deadline ON sessions (deadline) WHERE deadline IS NOT NULL",
+    "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS once (key TEXT PRIMARY KEY, expires_at REAL NOT NULL) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS once_expires_at ON once (expires_at)",
+    *_LOG,
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+"""A new file's tables and indexes, and its schema version."""
 
 
 def create_tables(db: sqlite3.Connection) -> None:
-    """Create the tables a new file lacks (an existing file's are kept as they are)."""
-    db.executescript(_SCHEMA)
+    """Create the tables a new file lacks (an existing file's are kept as they are), in one transaction.
+
+    One transaction, so that another process opening the file meanwhile, or this one after a
+    crash halfway, finds either no tables or all of them with their `user_version`, never a
+    `sessions` table of schema 0, which it would refuse.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in _SCHEMA:
+            db.execute(statement)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
 
 
 def connect(path: Path, timeout_s: float) -> sqlite3.Connection:
@@ -107,7 +114,7 @@ def check_schema(db: sqlite3.Connection, path: Path) -> None:
                 for statement in _UPGRADES[version]:
                     db.execute(statement)
                 if "events" in tables:
-                    _merge_logs(db)
+                    _merge_logs(db, path)
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 version = SCHEMA_VERSION
             db.execute("COMMIT")
@@ -129,20 +136,28 @@ def _version(db: sqlite3.Connection) -> tuple[int, set[str]]:
     return version, {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _merge_logs(db: sqlite3.Connection) -> None:
-    """Move the rows of schema 7's `events` and `messages` tables (a chunk per write and log) to `log`.
+def _merge_logs(db: sqlite3.Connection, path: Path) -> None:
+    """Move the rows of schema 4-7's `events` and `messages` tables (a chunk per write and log) to `log`.
 
     An events chunk becomes a row without messages, its `message` -1; a messages chunk a row of
     messages only, its `event` below zero (`-1 - idx`): event reads start at the first event's row.
+
+    Raises:
+        StoreSchemaError: A stored chunk cannot be read (the caller rolls the upgrade back).
     """
     for statement in _LOG:
         db.execute(statement)
     insert = "INSERT INTO log (session, event, message, messages, chunk)"
     db.execute(f"{insert} SELECT session, idx, -1, 0, chunk FROM events")
     chunks = db.execute("SELECT session, idx, chunk FROM messages")  # read as they are moved: not all in memory
-    db.executemany(
-        f"{insert} VALUES (?, ?, ?, ?, ?)",
-        ((session, -1 - idx, idx, decode(chunk).count("\n") + 1, chunk) for session, idx, chunk in chunks),
-    )
+    try:
+        db.executemany(
+            f"{insert} VALUES (?, ?, ?, ?, ?)",
+            ((session, -1 - idx, idx, decode(chunk).count("\n") + 1, chunk) for session, idx, chunk in chunks),
+        )
+    except ValueError as exc:  # a damaged chunk: the file is left as it was
+        raise StoreSchemaError(
+            f"cannot upgrade {path} to store schema {SCHEMA_VERSION}: a stored message chunk is unreadable ({exc})"
+        ) from exc
     db.execute("DROP TABLE events")
     db.execute("DROP TABLE messages")

@@ -239,6 +239,19 @@ async def test_two_processes_opening_a_file_of_schema_7_at_once_both_get_it_upgr
         await store.aclose()
 
 
+def test_a_file_of_schema_7_with_a_damaged_message_chunk_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "v7.db"
+    shutil.copyfile(STORE_V7 / "sessions.db", path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE messages SET chunk = x'01ffffff' WHERE idx = (SELECT MAX(idx) FROM messages)")
+    before = path.read_bytes()
+
+    with pytest.raises(StoreSchemaError, match=r"cannot upgrade .*v7\.db to store schema 8: a stored message chunk"):
+        SQLiteSessionStore(path)
+
+    assert path.read_bytes() == before
+
+
 async def test_a_file_of_schema_4_is_upgraded_and_its_sessions_go_on(tmp_path: Path) -> None:
     from eve_py.sessions._codec import decode, encode
 
