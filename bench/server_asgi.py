@@ -6,6 +6,7 @@ Run by hand (not part of the test suite):
 .venv/bin/python bench/server_asgi.py                          # SQLite, 200 sessions at once, 3 rounds
 .venv/bin/python bench/server_asgi.py --store memory --rounds 5
 .venv/bin/python bench/server_asgi.py --layers                 # + cProfile of the last round, by eve-py module
+.venv/bin/python bench/server_asgi.py --freeze                 # gc.freeze() once the app has started
 taskset -c 0 .venv/bin/python bench/server_asgi.py --sessions 1 --rounds 200   # one at a time, pinned
 ```
 
@@ -17,7 +18,8 @@ client leaves at the turn boundary, `http.disconnect`). No sockets, no HTTP pars
 measured is Starlette, the server's routes, hub and stream readers, the engine and the store.
 Each round prints the **process CPU per round** (`time.process_time`: the loop's thread and the
 store's writer and worker threads, this driver's own small share included) and the garbage
-collector's time in it by generation (`gc.callbacks`).
+collector's time in it by generation (`gc.callbacks`). With `--freeze`, everything alive once the
+app's lifespan has started is collected once and frozen (`gc.freeze()`) before the warm-up.
 
 `--layers` profiles the last round with `cProfile` (the loop's thread) and charges each call
 made outside eve-py (pydantic, anyio, asyncio, json, ...) to the eve-py module or the library
@@ -161,7 +163,9 @@ class _Collections:
         return shown
 
 
-async def run(store_kind: str, sessions: int, rounds: int, profile: cProfile.Profile | None) -> None:
+async def run(
+    store_kind: str, sessions: int, rounds: int, profile: cProfile.Profile | None, freeze: bool = False
+) -> None:
     """Warm up, then `rounds` rounds of `sessions` at once, each printed."""
     from eve_py import load_agent
     from eve_py.harness._runtime import Runtime
@@ -175,6 +179,10 @@ async def run(store_kind: str, sessions: int, rounds: int, profile: cProfile.Pro
         app = create_app(runtime, tokens=[TOKEN])
         collections = _Collections()
         async with app.router.lifespan_context(app):
+            if freeze:
+                gc.collect()
+                gc.freeze()
+                print(f"frozen: {gc.get_freeze_count()} objects")
             for _ in range(5):
                 await _round(app)
             collections.take(1)
@@ -249,10 +257,11 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=200, help="sessions at once per round (default 200)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--layers", action="store_true", help="profile the last round, shares by eve-py module")
+    parser.add_argument("--freeze", action="store_true", help="gc.freeze() once the app has started")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     profile = cProfile.Profile() if args.layers else None
-    anyio.run(run, args.store, args.sessions, args.rounds, profile)
+    anyio.run(run, args.store, args.sessions, args.rounds, profile, args.freeze)
     if profile is not None:
         layers(profile, args.sessions)
     return 0
