@@ -8,7 +8,8 @@ against Python's `re`), `multipleOf` on floats and `uniqueItems` (is `1` equal t
 judged by rules of its own. So it answers only for schemas built from keywords both read the
 same way (`_KEYWORDS`), and only "valid": a value it refuses, or any value of any other schema,
 goes to `jsonschema`, which gives the error message and has the last word (with its format
-checker). Accepted inputs are therefore exactly `jsonschema`'s (tests/parking/test_compiled_check.py
+checker). So does a value that is not standard JSON (NaN, Infinity), which `jsonschema-rs` does
+not read as a number. Accepted inputs are therefore exactly `jsonschema`'s (tests/parking/test_compiled_check.py
 compares both over generated schemas and values).
 """
 
@@ -20,6 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 import jsonschema_rs
+
+from eve_py._json import json_problem
 
 __all__ = ("compiled_check",)
 
@@ -74,6 +77,8 @@ def compiled_check(canonical: str) -> Callable[[Any], bool] | None:
         return None
 
     def is_valid(value: Any) -> bool:
+        if json_problem(value) is not None:  # NaN or Infinity, which it reads as no number: jsonschema judges
+            return False
         try:
             return validator.is_valid(value)
         except (ValueError, TypeError, OverflowError):  # a value it cannot read (a huge int, a lone surrogate)
