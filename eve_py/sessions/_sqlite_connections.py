@@ -21,7 +21,7 @@ from typing import Literal, TypeVar
 import anyio.to_thread
 
 from eve_py.errors import StoreSchemaError
-from eve_py.sessions._sqlite_schema import check_schema, connect, create_tables
+from eve_py.sessions._sqlite_schema import check_schema, connect, create_tables, immediate
 from eve_py.sessions._sqlite_writer import GroupWriter
 
 __all__ = ("Connections",)
@@ -122,15 +122,7 @@ class Connections:
         return await self._writer.run(fn, durable=durable)  # type: ignore[no-any-return]
 
     def _write_quick(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        db = self._quick
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            result = fn(db)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # a failed COMMIT (busy) leaves it open, holding the lock
-                db.execute("ROLLBACK")
-            raise
+        result = immediate(self._quick, fn)
         self._quick_writes += 1
         if self._quick_writes % _CHECKPOINT_EVERY == 0:  # this connection never checkpoints: the writer does
             self._writer.post(_checkpoint)

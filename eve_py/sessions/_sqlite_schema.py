@@ -10,13 +10,18 @@ in place, in one transaction, when opened (columns and tables are added, and the
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from eve_py.errors import StoreSchemaError
 from eve_py.sessions._codec import decode
 
-__all__ = ("SCHEMA_VERSION", "check_schema", "connect", "create_tables")
+__all__ = ("SCHEMA_VERSION", "check_schema", "connect", "create_tables", "immediate")
+
+_T = TypeVar("_T")
 
 SCHEMA_VERSION = 8
 """The database's `user_version` this store writes and reads."""
@@ -75,15 +80,25 @@ def create_tables(db: sqlite3.Connection) -> None:
     crash halfway, finds either no tables or all of them with their `user_version`, never a
     `sessions` table of schema 0, which it would refuse.
     """
-    db.execute("BEGIN IMMEDIATE")
-    try:
+
+    def create(db: sqlite3.Connection) -> None:
         for statement in _SCHEMA:
             db.execute(statement)
+
+    immediate(db, create)
+
+
+def immediate(db: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    """`fn(db)` in a `BEGIN IMMEDIATE` transaction on `db` (autocommit): committed whole, or rolled back whole."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(db)
         db.execute("COMMIT")
     except BaseException:
-        if db.in_transaction:
+        if db.in_transaction:  # a failed COMMIT (busy) leaves it open, holding the lock
             db.execute("ROLLBACK")
         raise
+    return result
 
 
 def connect(path: Path, timeout_s: float) -> sqlite3.Connection:
@@ -107,27 +122,27 @@ def check_schema(db: sqlite3.Connection, path: Path) -> None:
     """
     version, tables = _version(db)
     if "sessions" in tables and version in _UPGRADES:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            version, tables = _version(db)  # again, under the lock: another process may have upgraded it
-            if version in _UPGRADES:
-                for statement in _UPGRADES[version]:
-                    db.execute(statement)
-                if "events" in tables:
-                    _merge_logs(db, path)
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                version = SCHEMA_VERSION
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # nothing of the upgrade is kept: the file stays as it was
-                db.execute("ROLLBACK")
-            raise
+        # One transaction: a failed upgrade keeps nothing, and the file stays as it was.
+        version, tables = immediate(db, functools.partial(_upgrade, path=path))
     if "sessions" in tables and version != SCHEMA_VERSION:
         raise StoreSchemaError(
             f"{path} holds sessions in store schema {version}, written by another eve-py version; this one "
             f"reads schema {SCHEMA_VERSION}. Use a new file (--store), or finish those sessions with the "
             "eve-py that wrote them."
         )
+
+
+def _upgrade(db: sqlite3.Connection, path: Path) -> tuple[int, set[str]]:
+    """Bring a file of a schema in `_UPGRADES` to this one, in the caller's transaction: (version, tables) then."""
+    version, tables = _version(db)  # again, under the lock: another process may have upgraded it
+    if version in _UPGRADES:
+        for statement in _UPGRADES[version]:
+            db.execute(statement)
+        if "events" in tables:
+            _merge_logs(db, path)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        version = SCHEMA_VERSION
+    return version, tables
 
 
 def _version(db: sqlite3.Connection) -> tuple[int, set[str]]:

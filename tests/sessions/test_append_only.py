@@ -22,17 +22,20 @@ pytestmark = pytest.mark.anyio
 STORE_V7 = Path(__file__).parent / "store_v7"
 
 
+def refused_and_left_as_it_was(path: Path, match: str) -> None:
+    """Opening the file as a store raises `StoreSchemaError` (its text matching `match`), and no byte of it changes."""
+    before = path.read_bytes()
+    with pytest.raises(StoreSchemaError, match=match):
+        SQLiteSessionStore(path)
+    assert path.read_bytes() == before
+
+
 def test_a_file_of_an_older_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, version INTEGER, record TEXT)")
         db.execute("INSERT INTO sessions VALUES ('ses_1', 3, '{\"messages\": []}')")
-    before = path.read_bytes()
-
-    with pytest.raises(StoreSchemaError, match=r"store schema 0.*reads schema 8"):
-        SQLiteSessionStore(path)
-
-    assert path.read_bytes() == before
+    refused_and_left_as_it_was(path, r"store schema 0.*reads schema 8")
 
 
 async def test_the_record_stays_small_and_the_logs_only_grow(store: SessionStore) -> None:
@@ -244,12 +247,7 @@ def test_a_file_of_schema_7_with_a_damaged_message_chunk_is_refused_and_left_as_
     shutil.copyfile(STORE_V7 / "sessions.db", path)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE messages SET chunk = x'01ffffff' WHERE idx = (SELECT MAX(idx) FROM messages)")
-    before = path.read_bytes()
-
-    with pytest.raises(StoreSchemaError, match=r"cannot upgrade .*v7\.db to store schema 8: a stored message chunk"):
-        SQLiteSessionStore(path)
-
-    assert path.read_bytes() == before
+    refused_and_left_as_it_was(path, r"cannot upgrade .*v7\.db to store schema 8: a stored message chunk")
 
 
 async def test_a_file_of_schema_4_is_upgraded_and_its_sessions_go_on(tmp_path: Path) -> None:
