@@ -29,6 +29,11 @@ if ! cmp -s tests/eve_client/package-lock.json tests/eve_client/node_modules/.in
     npm install --prefix tests/eve_client --no-save --no-audit --no-fund --loglevel=error
     cp tests/eve_client/package-lock.json tests/eve_client/node_modules/.installed-lock.json
 fi
+# eve 1.0's own client (npm package eve 1.0.1) drives the default wire in tests/eve1_client, on the same Node.
+if ! cmp -s tests/eve1_client/package-lock.json tests/eve1_client/node_modules/.installed-lock.json; then
+    npm install --prefix tests/eve1_client --no-save --no-audit --no-fund --loglevel=error
+    cp tests/eve1_client/package-lock.json tests/eve1_client/node_modules/.installed-lock.json
+fi
 # AG-UI's own client (npm package @ag-ui/client) drives POST /ag-ui in tests/ag_ui_client, on the same Node.
 if ! cmp -s tests/ag_ui_client/package-lock.json tests/ag_ui_client/node_modules/.installed-lock.json; then
     npm install --prefix tests/ag_ui_client --no-save --no-audit --no-fund --loglevel=error

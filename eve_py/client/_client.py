@@ -41,7 +41,7 @@ from eve_py.protocol.turns import SessionStatus, TurnResult, TurnState
 
 __all__ = ("Accepted", "Client", "RemoteSession", "StreamError")
 
-_PREFIX = "/eve/v1"
+_PREFIX = "/v26/eve/v1"
 _SEND_RETRY_S = 20.0
 """How long a message refused with 409 `session_not_ready` is retried (eve's client: 20 s)."""
 

@@ -65,11 +65,11 @@ from eve_py.server._feed import follow_feed
 from eve_py.server._guard import guard_middleware
 from eve_py.server._links import AnswerLinks, hide_answer_tokens
 from eve_py.server._owners import OwnerStore, owners_for
-from eve_py.server._routes import Api
+from eve_py.server._routes import LEGACY_PREFIX, Api
 from eve_py.server._stream import STREAM_VERSION
 from eve_py.sessions._feed import SessionFeed
 
-__all__ = ("API_PREFIX", "STATIC_DIR", "STREAM_VERSION", "create_app")
+__all__ = ("API_PREFIX", "LEGACY_PREFIX", "STATIC_DIR", "STREAM_VERSION", "create_app")
 
 _log = logging.getLogger("eve_py.server")
 
@@ -146,28 +146,13 @@ def create_app(
 
 
 def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
-    """Every route: eve's session API, then the browser chat's page and files."""
-    session = f"{API_PREFIX}/session/{{session_id}}"
-    links = AnswerLinks(api, page=chat_ui)
-    approvals = Approvals(api)
+    """Every route: eve's session API on eve 1.0's wire and, under `LEGACY_PREFIX`, on eve 0.80.1's,
+    then the browser chat's page and files."""
     routes: list[Route | Mount] = [
-        Route(f"{API_PREFIX}/health", api.health, methods=["GET", "HEAD"]),
-        Route(f"{API_PREFIX}/info", api.info, methods=["GET"]),
-        Route(f"{API_PREFIX}/session", api.create_session, methods=["POST"]),
-        Route(session, api.get_session, methods=["GET"]),
-        Route(session, api.post_session, methods=["POST"]),
-        Route(f"{session}/stream", api.stream, methods=["GET"]),
-        Route(f"{session}/cancel", api.cancel, methods=["POST"]),
-        Route(f"{session}/clear", api.clear, methods=["POST"]),
-        Route(f"{session}/reset", api.reset, methods=["POST"]),
-        Route(f"{session}/compact", api.compact, methods=["POST"]),
+        *_eve_routes(api, API_PREFIX, chat_ui=chat_ui),
+        *_eve_routes(api, LEGACY_PREFIX + API_PREFIX, chat_ui=chat_ui),
         *AgUi(api).routes(),
         *AiSdkChat(api).routes(),
-        Route(f"{session}/links", links.create, methods=["POST"]),
-        Route(f"{API_PREFIX}/answer/{{token}}", links.show, methods=["GET"]),
-        Route(f"{API_PREFIX}/answer/{{token}}", links.answer, methods=["POST"]),
-        Route(f"{API_PREFIX}/approvals", approvals.list, methods=["GET"]),
-        Route(f"{API_PREFIX}/approvals", approvals.answer, methods=["POST"]),
     ]
     if chat_ui:
         routes += [
@@ -176,6 +161,31 @@ def _routes(api: Api, *, chat_ui: bool) -> list[Route | Mount]:
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
         ]
     return routes
+
+
+def _eve_routes(api: Api, prefix: str, *, chat_ui: bool) -> list[Route | Mount]:
+    """eve's session routes under `prefix`; each handler reads the wire from the path (`wire_of`)."""
+    session = f"{prefix}/session/{{session_id}}"
+    links = AnswerLinks(api, page=chat_ui)
+    approvals = Approvals(api)
+    return [
+        Route(f"{prefix}/health", api.health, methods=["GET", "HEAD"]),
+        Route(f"{prefix}/info", api.info, methods=["GET"]),
+        Route(f"{prefix}/session", api.create_session, methods=["POST"]),
+        Route(session, api.get_session, methods=["GET"]),
+        Route(session, api.post_session, methods=["POST"]),
+        Route(f"{session}/stream", api.stream, methods=["GET"]),
+        Route(f"{session}/cancel", api.cancel, methods=["POST"]),
+        Route(f"{session}/clear", api.clear, methods=["POST"]),
+        Route(f"{session}/end", api.reset, methods=["POST"]),
+        Route(f"{session}/reset", api.reset, methods=["POST"]),
+        Route(f"{session}/compact", api.compact, methods=["POST"]),
+        Route(f"{session}/links", links.create, methods=["POST"]),
+        Route(f"{prefix}/answer/{{token}}", links.show, methods=["GET"]),
+        Route(f"{prefix}/answer/{{token}}", links.answer, methods=["POST"]),
+        Route(f"{prefix}/approvals", approvals.list, methods=["GET"]),
+        Route(f"{prefix}/approvals", approvals.answer, methods=["POST"]),
+    ]
 
 
 _GC_THRESHOLDS = (20_000, 20, 20)

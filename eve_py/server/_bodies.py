@@ -63,8 +63,10 @@ from eve_py.errors import (
 from eve_py.protocol.requests import InputResponse
 
 __all__ = (
+    "Answer",
     "CancelBody",
     "CreateSessionBody",
+    "EndBody",
     "MessagePart",
     "ResetBody",
     "SessionInputBody",
@@ -151,31 +153,84 @@ class CreateSessionBody(_TurnBody):
         return self
 
 
+class Answer(CamelModel):
+    """eve 1.0's answer to one interaction: `{interactionId, optionId?, text?}`.
+
+    eve-py's extensions, which eve 1.0's schema has no field for: `value` (a typed answer checked
+    against the request's schema), `action` (accept, decline or cancel a form or elicitation) and
+    `editedInput` (an approval's edit, for tools defined with `editable=True`).
+    """
+
+    interaction_id: str = Field(min_length=1)
+    option_id: str | None = Field(default=None, min_length=1)
+    text: str | None = None
+    value: JsonValue | None = None
+    action: Literal["accept", "decline", "cancel"] | None = None
+    edited_input: JsonObject | None = None
+
+    def input_response(self) -> InputResponse:
+        """The same answer in eve-py's own terms (`requestId` for `interactionId`)."""
+        return InputResponse(
+            request_id=self.interaction_id,
+            option_id=self.option_id,
+            text=self.text,
+            value=self.value,
+            action=self.action,
+            edited_input=self.edited_input,
+        )
+
+
 class SessionInputBody(_TurnBody):
-    """`POST /session/{id}`: exactly one of `message` or `inputResponses`."""
+    """`POST /session/{id}`: exactly one of `message`, `answers` (eve 1.0) or `inputResponses` (eve 0.80.1).
+
+    `idempotencyKey` (1-256 characters) and `inbox` (the opaque token an eve 1.0 server may put in
+    a receipt, which its client echoes) are eve 1.0's; eve-py issues no `inbox` and ignores one.
+    """
 
     input_responses: list[InputResponse] | None = Field(default=None, min_length=1)
+    answers: list[Answer] | None = Field(default=None, min_length=1)
     turn_policy: Literal["steer", "queue"] | None = None
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=256)
+    inbox: str | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SessionInputBody:
-        if self.message is None and self.input_responses is None:
-            raise ValueError("Expected a non-empty 'message' or a non-empty 'inputResponses' array.")
-        if self.message is not None and self.input_responses is not None:
-            raise ValueError("'message' and 'inputResponses' are mutually exclusive.")
+        given = [self.message is not None, self.input_responses is not None, self.answers is not None]
+        if not any(given):
+            raise ValueError("Expected a non-empty 'message' or a non-empty 'answers' array.")
+        if sum(given) > 1:
+            raise ValueError("A follow-up accepts exactly one of 'message', 'answers' or 'inputResponses'.")
         return self
+
+    def responses(self) -> list[InputResponse] | None:
+        """The answers, in eve-py's terms, or None for a message."""
+        if self.answers is not None:
+            return [answer.input_response() for answer in self.answers]
+        return self.input_responses
+
+
+class EndBody(CamelModel):
+    """`POST /session/{id}/end` (and eve 0.80.1's `/reset`): optionally why."""
+
+    reason: str | None = Field(default=None, min_length=1)
 
 
 class CancelBody(CamelModel):
-    """`POST /session/{id}/cancel`: optionally the turn to cancel."""
+    """`POST /session/{id}/cancel`: optionally the turn to cancel.
+
+    eve 1.0 sends `{"turnId": null}` as a guard meaning "no turn observed": it cancels nothing that
+    runs. `guarded` tells that apart from a body without the field.
+    """
 
     turn_id: str | None = Field(default=None, min_length=1)
 
+    @property
+    def guarded(self) -> bool:
+        """Whether the body named a turn (`turnId`, null included)."""
+        return "turn_id" in self.model_fields_set
 
-class ResetBody(CamelModel):
-    """`POST /session/{id}/reset`: optionally why."""
 
-    reason: str | None = Field(default=None, min_length=1)
+ResetBody = EndBody
 
 
 def bad_request(message: str) -> ApiError:

@@ -30,6 +30,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/eve/v1/session/:sessionId/cancel"),
     ("POST", "/eve/v1/session/:sessionId/clear"),
     ("POST", "/eve/v1/session/:sessionId/compact"),
+    ("POST", "/eve/v1/session/:sessionId/end"),
     ("POST", "/eve/v1/session/:sessionId/reset"),
 )
 """The eve channel's routes as eve-py serves them (method, eve's path pattern)."""

@@ -3,7 +3,13 @@
 `create_app` (`eve_py.server._app`) mounts them. A handler checks the caller (`_principal`,
 `_owned`), reads the body (`eve_py.server._bodies`), then either runs a `Send`, `Answer` or
 `Resume` in the background (`eve_py.server._operations`, through `TurnRunner`) or calls the
-session's `cancel`, `clear` or `reset` directly, and answers in eve 0.80.1's shapes.
+session's `cancel`, `clear` or `reset` directly.
+
+Each route answers on one of two wires, told apart by the path alone (`wire_of`): eve 1.0's
+under `/eve/v1` (stream version 27, delivery receipts, `answers`, `/end`, prewarm), and eve
+0.80.1's under `LEGACY_PREFIX` + `/eve/v1` (stream version 26, its receipts), where eve 0.80.1's
+client is pointed (`new Client({host: "http://host:8000/v26"})`). Both read and write the same
+sessions.
 """
 
 from __future__ import annotations
@@ -29,23 +35,56 @@ from eve_py.server._auth import Authenticator
 from eve_py.server._bodies import (
     CancelBody,
     CreateSessionBody,
-    ResetBody,
+    EndBody,
     SessionInputBody,
     decode_json,
     json_errors,
     parse_body,
     too_large,
 )
+from eve_py.server._eve_v27 import (
+    STREAM_VERSION_27,
+    V27Encoding,
+    V27Lines,
+    answer_delivery_id,
+    cancel_delivery_id,
+    control_delivery_id,
+)
 from eve_py.server._hub import Hub
 from eve_py.server._info import agent_info, health
 from eve_py.server._operations import Answer, Operation, Resume, Send
 from eve_py.server._owners import OwnerStore
-from eve_py.server._stream import NDJSON, EventStreamResponse, StreamReader, start_index, stream_headers
+from eve_py.server._stream import (
+    NDJSON,
+    STREAM_VERSION,
+    Encoding,
+    EventStreamResponse,
+    StreamReader,
+    start_index,
+    stream_headers,
+)
 from eve_py.server._turns import TurnRunner
 from eve_py.sessions._feed import SessionFeed
 from eve_py.sessions._record import SessionRecord
 
-__all__ = ("Api",)
+__all__ = ("LEGACY_PREFIX", "Api", "wire_of")
+
+LEGACY_PREFIX = "/v26"
+"""Where eve 0.80.1's wire is served: its routes under this prefix (`/v26/eve/v1/...`)."""
+
+
+def wire_of(request: Request) -> int:
+    """The stream version a request's route speaks: 26 under `LEGACY_PREFIX`, else eve 1.0's 27."""
+    return 26 if request.url.path.startswith(LEGACY_PREFIX + "/") else 27
+
+
+def _receipt(session_id: str, delivery_id: str) -> JSONResponse:
+    """eve 1.0's `202` delivery receipt `{ok, sessionId, deliveryId}`."""
+    return JSONResponse(
+        {"ok": True, "sessionId": session_id, "deliveryId": delivery_id},
+        status_code=202,
+        headers={"x-eve-session-id": session_id, "cache-control": "no-store"},
+    )
 
 
 def _not_active(reason: str) -> ApiError:
@@ -174,9 +213,12 @@ class Api:
         if started.start_index is not None:
             payload["startIndex"] = started.start_index
         turn_ids = [e.data.turn_id for e in started.events if isinstance(e, TurnStarted)]
-        turn_ids += [e.data.turn_id for e in started.events if isinstance(e, InputResolved)]
+        resolved = [e for e in started.events if isinstance(e, InputResolved)]
+        turn_ids += [e.data.turn_id for e in resolved]
         if turn_ids:
             payload["turnId"] = turn_ids[0]
+        if delivery_id is None and resolved:
+            payload["deliveryId"] = answer_delivery_id(resolved[0].meta.id)
         return payload
 
     async def _recover(self, record: SessionRecord) -> None:
@@ -274,8 +316,11 @@ class Api:
     @json_errors
     async def post_session(self, request: Request) -> Response:
         """`POST /session/{id}`: a follow-up `message`, or `inputResponses` for the parked batch."""
+        raw = await self._body(request)
+        if wire_of(request) == 27 and (raw is None or raw == {}):
+            return await self._prewarm(request)
         session_id = await self._live(request)
-        body = parse_body(SessionInputBody, await self._body(request))
+        body = parse_body(SessionInputBody, raw)
         session = await self.runtime.get_session(session_id)
         record = session.record
         if record.status == "ended":
@@ -290,8 +335,9 @@ class Api:
             )
         work: Operation
         delivery_id = None
-        if body.input_responses is not None:
-            work = Answer(body.input_responses, body.client_context, body.output_schema, self._caller(request)[1])
+        responses = body.responses()
+        if responses is not None:
+            work = Answer(responses, body.client_context, body.output_schema, self._caller(request)[1])
         else:
             parts = body.message_parts()
             assert parts is not None
@@ -300,9 +346,24 @@ class Api:
         payload = await self._start(session, work, delivery_id)
         return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
 
+    async def _prewarm(self, request: Request) -> Response:
+        """eve 1.0's prewarm (`POST /session/{id}` with an empty body): eve-py has nothing to warm.
+
+        `ready` for a live session the caller owns, `no_active_session` for any other (unknown,
+        ended, or another principal's, which is not told apart from unknown).
+        """
+        try:
+            session_id = await self._owned(request)
+            status = "no_active_session" if (await self.runtime.store.load(session_id)).status == "ended" else "ready"
+        except SessionNotFoundError:
+            status = "no_active_session"
+        return JSONResponse({"ok": True, "status": status}, headers={"cache-control": "no-store"})
+
     @json_errors
     async def cancel(self, request: Request) -> Response:
         """`POST /session/{id}/cancel`: cancel the running or parked turn."""
+        if wire_of(request) == 27:
+            return await self._cancel_v27(request)
         session_id = await self._owned(request)
         body = parse_body(CancelBody, await self._body(request))
         record = await self.runtime.store.load(session_id)
@@ -321,6 +382,34 @@ class Api:
             return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
         return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
 
+    async def _cancel_v27(self, request: Request) -> Response:
+        """eve 1.0's cancel: a receipt whether or not a turn stops; `409 session_not_active` for an
+        unknown or ended session. `{"turnId": null}` (no turn observed) and another turn's id cancel nothing.
+        """
+        session_id = await self._live(request)
+        body = parse_body(CancelBody, await self._body(request))
+        record = await self.runtime.store.load(session_id)
+        if record.status == "ended":
+            raise _not_active(f"Session {session_id!r} has ended.")
+        turn = record.turn
+        if turn is None or record.status == "idle" or (body.guarded and body.turn_id != turn.turn_id):
+            # Nothing to stop: eve settles such a cancel `ignored`; eve-py stores no delivery for it.
+            return _receipt(session_id, new_id("dlv_cancel_ignored"))
+        await self._stop(session_id, record, turn.turn_id)
+        return _receipt(session_id, cancel_delivery_id(turn.turn_id))
+
+    async def _stop(self, session_id: str, record: SessionRecord, turn_id: str) -> bool:
+        """Cancel the session's turn `turn_id` wherever it runs (here, parked, or in another worker)."""
+        if self.runner.busy(session_id):
+            cancelled = await self.runner.cancel(session_id, turn_id)
+        else:
+            cancelled = await (await self.runtime.get_session(session_id)).cancel()
+        store = self.runtime.store
+        if not cancelled and isinstance(store, SessionFeed) and record.status == "running" and record.lease_held():
+            await store.request_cancel(session_id)  # the worker running the turn stops it
+            cancelled = True
+        return cancelled
+
     @json_errors
     async def clear(self, request: Request) -> Response:
         """`POST /session/{id}/clear`: remove the session's history (`context.cleared`)."""
@@ -328,25 +417,44 @@ class Api:
         parse_body(CamelModel, await self._body(request))
         session = await self.runtime.get_session(session_id)
         if session.status == "ended":
+            if wire_of(request) == 27:
+                raise _not_active(f"Session {session_id!r} has ended.")
             return JSONResponse({"ok": True, "status": "no_active_session"})
         if self.runner.busy(session_id):
             raise SessionStateError("A turn is running; clear the session once it settles.", status="running")
         with self.runner.attribute(session_id):
             await session.clear()
+        if wire_of(request) == 27:
+            return _receipt(session_id, await self._effect(session_id))
         return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
+
+    async def _effect(self, session_id: str) -> str:
+        """The delivery id of the control whose effect (`context.cleared`, `session.completed`) the
+        session's log ends with: the control just ran here, in this request."""
+        record = await self.runtime.store.load(session_id)
+        events = await self.runtime.store.read_events(session_id, max(0, record.event_count - 2))
+        effect = [e for e in events if e.type in ("context.cleared", "session.completed")]
+        return control_delivery_id(effect[-1].meta.id) if effect else new_id("dlv_ctl")
 
     @json_errors
     async def reset(self, request: Request) -> Response:
-        """`POST /session/{id}/reset`: retire the session for good (`session.completed`)."""
+        """`POST /session/{id}/end` (eve 1.0) or `/reset`: retire the session for good (`session.completed`)."""
         session_id = await self._live(request)
-        parse_body(ResetBody, await self._body(request))
+        parse_body(EndBody, await self._body(request))
+        v27 = wire_of(request) == 27
         if self.runner.busy(session_id):
             await self.runner.cancel(session_id)
-            raise SessionStateError("A turn was running; it is being cancelled, reset again.", status="running")
+            raise SessionStateError(
+                "A turn was running; it is being cancelled, end the session again.", status="running"
+            )
         session = await self.runtime.get_session(session_id)
         with self.runner.attribute(session_id):
             if not await session.reset():
+                if v27:
+                    raise _not_active(f"Session {session_id!r} has ended.")
                 return JSONResponse({"ok": True, "status": "no_active_session"})
+        if v27:
+            return _receipt(session_id, await self._effect(session_id))
         return JSONResponse({"ok": True, "previousSessionId": session_id, "status": "reset"})
 
     @json_errors
@@ -384,6 +492,15 @@ class Api:
             first = self.hub.recent(session_id, start, record.event_count)
             stop = None if follow else record.event_count
             tail = record.event_count - 1 if with_tail else None
+        encoding = Encoding(control=query.get("streamControlVersion") == "1")
+        version = STREAM_VERSION
+        if wire_of(request) == 27:
+            try:
+                encoding = V27Encoding(await self._v27_lines(session_id, start))
+            except BaseException:
+                self.hub.unsubscribe(subscriber)
+                raise
+            version = STREAM_VERSION_27
         reader = StreamReader(
             self.runtime.store,
             subscriber,
@@ -393,8 +510,18 @@ class Api:
             unsubscribe=self.hub.unsubscribe,
             on_quiet=lambda: self._recover_quiet(session_id),
         )
-        body = reader.lines(start, stop=stop, control=query.get("streamControlVersion") == "1", first=first)
-        headers = stream_headers(session_id, start, tail)
+        body = reader.lines(start, stop=stop, encoding=encoding, first=first)
+        headers = stream_headers(session_id, start, tail, version=version)
         if self.listeners is None:  # served without its lifespan
             return StreamingResponse(body, media_type=NDJSON, headers=headers)
         return EventStreamResponse(body, subscriber, headers, self.listeners, self.hub.unsubscribe)
+
+    async def _v27_lines(self, session_id: str, start: int) -> V27Lines:
+        """A v27 renderer that has read the session's first `start` stored events."""
+        lines = V27Lines()
+        if start > 0:
+            earlier = self.hub.recent(session_id, 0, start)
+            if earlier is None:
+                earlier = await self.runtime.store.read_events(session_id, 0, start)
+            V27Encoding(lines).encode(earlier[:start])
+        return lines

@@ -34,6 +34,7 @@ from eve_py.sessions._store import SessionStore
 __all__ = (
     "NDJSON",
     "STREAM_VERSION",
+    "Encoding",
     "EventStreamResponse",
     "StreamReader",
     "live_record",
@@ -67,11 +68,11 @@ def start_index(raw: str) -> int:
     return int(raw)
 
 
-def stream_headers(session_id: str, start: int, tail: int | None) -> dict[str, str]:
+def stream_headers(session_id: str, start: int, tail: int | None, *, version: str = STREAM_VERSION) -> dict[str, str]:
     """The response headers; `tail` (the last stored index, -1 when none) only when asked for."""
     headers = {
         "x-eve-session-id": session_id,
-        "x-eve-stream-version": STREAM_VERSION,
+        "x-eve-stream-version": version,
         "x-eve-stream-format": "ndjson",
         "x-eve-start-index": str(start),
         "cache-control": "no-store",
@@ -80,6 +81,30 @@ def stream_headers(session_id: str, start: int, tail: int | None) -> dict[str, s
     if tail is not None:
         headers["x-eve-stream-tail-index"] = str(tail)
     return headers
+
+
+class Encoding:
+    """How a stream's lines and transport records are written: eve 0.80.1's (version 26) by default.
+
+    Args:
+        control: Whether the reader asked for eve 0.80.1's control records (`streamControlVersion=1`):
+            then a lease that ends says so.
+    """
+
+    opening = b""
+    """Sent when the response opens."""
+    heartbeat = b""
+    """Sent each time a quiet stream re-reads the store."""
+    ended = b""
+    """Sent after the session's last event (it ended)."""
+
+    def __init__(self, *, control: bool = False) -> None:
+        self.lease_ended = _LEASE_ENDED if control else b""
+        """Sent when the response ends before the session did."""
+
+    def encode(self, events: list[Event]) -> bytes:
+        """The NDJSON lines of stored events, one per event."""
+        return b"".join(encode_event(event) for event in events)
 
 
 class StreamReader:
@@ -116,16 +141,19 @@ class StreamReader:
         self._on_quiet = on_quiet
 
     async def lines(
-        self, start: int, *, stop: int | None, control: bool, first: list[Event] | None = None
+        self, start: int, *, stop: int | None, encoding: Encoding, first: list[Event] | None = None
     ) -> AsyncIterator[bytes]:
         """NDJSON from index `start` (to `stop`, exclusive, when bounded), then live, until the response ends.
 
-        `first`: the events from `start` on when the caller has them already (`Hub.recent`); else
-        they are read from the store. A subscriber that `wants_live` also gets running tools'
-        reports as `live_record`s.
+        `encoding` writes the lines (eve 0.80.1's events, or eve 1.0's commits) and the transport
+        records around them. `first`: the events from `start` on when the caller has them already
+        (`Hub.recent`); else they are read from the store. A subscriber that `wants_live` also gets
+        running tools' reports as `live_record`s.
         """
         session_id = self._subscriber.session_id
         try:
+            if encoding.opening:
+                yield encoding.opening
             cursor = start
             quiet_until = anyio.current_time() + self._lease_s
             taken = first
@@ -137,8 +165,10 @@ class StreamReader:
                 if events:
                     cursor += len(events)
                     quiet_until = anyio.current_time() + self._lease_s
-                    yield b"".join(encode_event(event) for event in events)
+                    yield encoding.encode(events)
                     if events[-1].type in _TERMINAL:
+                        if encoding.ended:
+                            yield encoding.ended
                         return
                 if self._subscriber.wants_live and (live := self._subscriber.take_live()):
                     quiet_until = anyio.current_time() + self._lease_s
@@ -147,15 +177,18 @@ class StreamReader:
                     return
                 left = quiet_until - anyio.current_time()
                 if left <= 0 or self._closing():
-                    if control:
-                        yield _LEASE_ENDED
+                    if encoding.lease_ended:
+                        yield encoding.lease_ended
                     return
                 woken = await self._subscriber.wait(min(self._recheck_s, left))
                 if self._subscriber.gone:
                     return
                 taken = self._subscriber.take(cursor) if woken else None
-                if not woken and self._on_quiet is not None:
-                    await self._on_quiet()
+                if not woken:
+                    if encoding.heartbeat:
+                        yield encoding.heartbeat
+                    if self._on_quiet is not None:
+                        await self._on_quiet()
         finally:
             self._unsubscribe(self._subscriber)
 

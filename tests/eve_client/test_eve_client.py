@@ -35,7 +35,7 @@ async def drive(script: str, tmp_path: Path, app: Path = HITL_APP) -> dict[str, 
     assert NODE.exists(), f"{NODE} is missing: run `npm ci --prefix tests/eve_client` (scripts/test.sh does)"
     async with eve_serve(tmp_path / "sessions.db", TOKEN, app=app) as (url, _, _):
         with anyio.fail_after(90):
-            done = await anyio.run_process([str(NODE), str(HERE / script), url, TOKEN], cwd=HERE, check=False)
+            done = await anyio.run_process([str(NODE), str(HERE / script), url + "/v26", TOKEN], cwd=HERE, check=False)
     steps = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
     report = {step.pop("step"): step for step in steps}
     assert done.returncode == 0, report.get("failed", done.stderr.decode())

@@ -52,7 +52,7 @@ class Served:
     @property
     def api(self) -> str:
         """The API root, `.../eve/v1`."""
-        return self.base + "/eve/v1"
+        return self.base + "/v26/eve/v1"
 
     def client(self, token: str | None = ALICE) -> httpx.AsyncClient:
         """An httpx client on the API root, sending `token`."""

@@ -5,7 +5,7 @@
 // content.js (a result's images, audio, resources).
 "use strict";
 
-const API = "/eve/v1";
+const API = "/v26/eve/v1";
 
 // How long a message refused with 409 `session_not_ready` is sent again (eve's client: 20 s).
 const SEND_RETRY_MS = 20_000;

@@ -1,0 +1,737 @@
+"""The session stream as eve 1.0 reads it (stream version 27): eve-py's stored events as commit lines.
+
+eve-py's store keeps one vocabulary (`eve_py.protocol.events`, the events of eve 0.80.1's
+version-26 stream plus eve-py's own); eve 1.0's stream, like AG-UI's and the AI SDK's, is a
+rendering of it. `V27Lines` reads a session's stored events in order, from the first, and turns
+each into one version-27 line: a commit `{"at": ..., "facts": [...]}` holding every fact that
+event's state change produced, or, for an event that changes nothing eve 1.0 records (a
+`session.waiting`, a text delta's stored copy), a progress record or the transport record
+`{"$eve": "position", "next": N}`. So line N of the v27 stream is stored event N, and a
+`startIndex` means the same on both wires.
+
+The mapping follows eve 1.0.1's own reader of version-26 history (`dist/src/execution/
+v26-history.js`, which eve's server runs for sessions an older eve started, and against which
+`tests/eve1_client` checks this module line by line), with the closing cascade eve's session
+machine adds (`dist/src/harness/session-machine/cascade.js`: a settling turn first settles the
+model runs, calls and interactions still open under it, then the deliveries it consumed), and
+with what eve-py knows that an old history does not:
+
+- an answer is a delivery of its own (`answer_delivery_id`, the id the answer's `202` names),
+  admitted, consumed by the turn it resumes, and settled when that turn pauses or settles;
+- a control is a delivery too (`control_delivery_id`): the cancel that ended a turn, the clear,
+  the end, each admitted with `source: {control}` and settled `applied`;
+- a text delta's stored copy (`message.appended`) is a `content.delta` progress record.
+
+Every fact carries the `scope` eve 1.0's publisher stamps (the turn, the model run). The state
+kept is the few tables the mapping reads (open turns, runs, calls, interactions, deliveries), so
+rendering a line costs a dictionary lookup or two, and `copy()` hands a reader's state to the
+next reader of the same session (`eve_py.server._eve_v27_stream`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pydantic_core
+
+from eve_py.protocol import Event
+from eve_py.server._stream import Encoding
+
+__all__ = (
+    "STREAM_VERSION_27",
+    "V27Encoding",
+    "V27Lines",
+    "answer_delivery_id",
+    "cancel_delivery_id",
+    "control_delivery_id",
+    "position_record",
+)
+
+STREAM_VERSION_27 = "27"
+"""The `x-eve-stream-version` eve 1.0 reads (and the only one it reads)."""
+
+Fact = dict[str, Any]
+Json = dict[str, Any]
+
+_OUTCOMES = {"answered": "accepted", "approved": "accepted", "denied": "declined", "invalid": "invalid"}
+"""An `input.resolved` resolution's outcome as eve 1.0's `interaction.settled` outcome (else `withdrawn`)."""
+_DISPLAYS = frozenset(("confirmation", "select", "text"))
+_STYLES = frozenset(("primary", "danger", "default"))
+
+
+def answer_delivery_id(event_id: str) -> str:
+    """The delivery id of the answers an `input.resolved` event (of stored id `event_id`) recorded."""
+    return "dlv_" + event_id.removeprefix("evt_")
+
+
+def control_delivery_id(event_id: str) -> str:
+    """The delivery id of the control (clear, end) whose effect is the stored event `event_id`."""
+    return "dlv_ctl_" + event_id.removeprefix("evt_")
+
+
+def cancel_delivery_id(turn_id: str) -> str:
+    """The delivery id of the cancel that ends turn `turn_id`.
+
+    Named by the turn, not by the `turn.cancelled` event: a cancel's `202` comes before the turn
+    stopped (it may stop in another worker), and a second cancel of the same turn changes nothing.
+    """
+    return "dlv_cancel_" + turn_id.removeprefix("turn_")
+
+
+def position_record(next_line: int) -> Json:
+    """eve's transport record for lines a read skips or that hold nothing: the next line's position."""
+    return {"$eve": "position", "next": next_line}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _error(data: Mapping[str, Any]) -> Json:
+    error = data.get("error") if isinstance(data.get("error"), dict) else data
+    assert isinstance(error, dict)
+    info: Json = {
+        "code": _str(error.get("code")) or "unknown",
+        "message": _str(error.get("message")) or "Unknown error.",
+    }
+    if (name := _str(error.get("name"))) is not None:
+        info["name"] = name
+    return info
+
+
+def _usage(raw: Mapping[str, Any]) -> Json:
+    def count(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and value >= 0 else 0
+
+    usage: Json = {key: count(key) for key in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")}
+    cost = raw.get("costUsd")
+    if isinstance(cost, (int, float)) and cost >= 0:
+        usage["costUsd"] = cost
+    return usage
+
+
+def _request(request: Mapping[str, Any]) -> Json:
+    """An eve-py input request as eve 1.0's `InteractionRequest` (its common fields)."""
+    kind = request.get("kind")
+    rendered: Json = {
+        "kind": "approval" if kind == "tool-approval" else "budget" if kind == "session-limit" else "question",
+        "prompt": _str(request.get("prompt")) or "",
+    }
+    options = request.get("options")
+    if isinstance(options, list):
+        rendered["options"] = [
+            {
+                "id": option["id"],
+                "label": option["label"],
+                **({"description": option["description"]} if isinstance(option.get("description"), str) else {}),
+                **({"style": option["style"]} if option.get("style") in _STYLES else {}),
+            }
+            for option in options
+            if isinstance(option, dict) and isinstance(option.get("id"), str) and isinstance(option.get("label"), str)
+        ]
+    if isinstance(request.get("allowFreeform"), bool):
+        rendered["allowFreeform"] = request["allowFreeform"]
+    if request.get("display") in _DISPLAYS:
+        rendered["display"] = request["display"]
+    return rendered
+
+
+def _user_parts(data: Mapping[str, Any]) -> list[Json]:
+    parts = data.get("parts")
+    if not isinstance(parts, list):
+        message = data.get("message")
+        return [{"kind": "text", "text": message}] if isinstance(message, str) else []
+    rendered: list[Json] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            rendered.append({"kind": "text", "text": part["text"]})
+        elif part.get("type") == "file" and isinstance(part.get("mediaType"), str):
+            file: Json = {"kind": "file", "mediaType": part["mediaType"]}
+            for key in ("filename", "url"):
+                if isinstance(part.get(key), str):
+                    file[key] = part[key]
+            if isinstance(part.get("size"), int):
+                file["size"] = part["size"]
+            if "url" not in file:
+                file["unavailable"] = True
+            rendered.append(file)
+    return rendered
+
+
+def _capability(action: Mapping[str, Any], label: str | None) -> Json:
+    name = _str(action.get("toolName")) or _str(action.get("name")) or "tool"
+    capability: Json = {"kind": "control" if name.startswith("eve__task_") else "tool", "name": name}
+    if label is not None:
+        capability["label"] = label
+    return capability
+
+
+class V27Lines:
+    """Renders one session's stored events, in order from the first, as eve 1.0's stream lines.
+
+    Feed every stored event to `line` in order (a reader that starts later feeds the earlier ones
+    too, and drops their lines, or takes a `copy()` of a renderer that read them). The state is the
+    open rows of eve 1.0's session view that the mapping needs; nothing here does I/O.
+    """
+
+    def __init__(self) -> None:
+        self.position = 0
+        """The number of events read: the position of the next line."""
+        self._introduced: set[str] = set()
+        self._turns: dict[str, str] = {}  # turnId -> running | settled
+        self._turn_id: str | None = None
+        self._follows: str | None = None
+        self._reply: list[str] = []
+        self._runs: dict[str, str] = {}  # "turnId:stepIndex" -> runId
+        self._open_runs: dict[str, str] = {}  # runId -> turnId
+        self._parts: dict[str, int] = {}
+        self._calls: dict[str, Json] = {}  # callId -> {status, runId, turnId}
+        self._interactions: dict[str, Json] = {}  # interactionId -> {status, turnId, callId?}
+        self._approved: dict[str, str] = {}  # callId -> the interaction that cleared it
+        self._deliveries: dict[str, Json] = {}  # deliveryId -> {status, turnId?}
+
+    def copy(self) -> V27Lines:
+        """An independent renderer at the same position (for the next reader of the session)."""
+        return copy.deepcopy(self)
+
+    def line(self, event: Mapping[str, Any]) -> Json:
+        """The v27 line of the next stored event (`{type, data, meta}` as stored, camelCase).
+
+        Returns:
+            A commit `{"at", "facts"}`, a progress record `{"progress"}`, or, for an event eve 1.0
+            has no fact for, `position_record` of the line after it.
+        """
+        self.position += 1
+        kind = event.get("type")
+        data = event.get("data") or {}
+        meta = event.get("meta") or {}
+        if kind == "message.appended":
+            return self._delta(data)
+        facts = self._facts(str(kind), data, meta)
+        if not facts:
+            return position_record(self.position)
+        return {"at": meta.get("at") or "1970-01-01T00:00:00.000Z", "facts": facts}
+
+    def lines(self, events: Iterable[Mapping[str, Any]]) -> list[Json]:
+        """`line` of each event in turn."""
+        return [self.line(event) for event in events]
+
+    # --- one stored event -----------------------------------------------------------------------
+
+    def _facts(self, kind: str, data: Mapping[str, Any], meta: Mapping[str, Any]) -> list[Fact]:
+        event_id = _str(meta.get("id")) or f"evt_{self.position}"
+        delivery_ids = [d for d in meta.get("deliveryIds") or () if isinstance(d, str)]
+        match kind:
+            case "session.started":
+                started: Json = {}
+                if isinstance(data.get("runtime"), dict) and isinstance(data["runtime"].get("agentId"), str):
+                    started["runtime"] = data["runtime"]
+                return [{"type": "session.started", "data": started}]
+            case "turn.started":
+                return self._start_turn(_str(data.get("turnId")), delivery_ids)
+            case "message.received":
+                return self._received(data, delivery_ids)
+            case "step.started":
+                return self._step_started(data)
+            case "reasoning.completed":
+                return self._content(data, "reasoning", "narration", _str(data.get("reasoning")))
+            case "message.completed":
+                phase = "narration" if data.get("finishReason") == "tool-calls" else "reply"
+                return self._content(data, "text", phase, _str(data.get("message")))
+            case "result.completed":
+                return self._content(data, "result", "reply", data.get("result"))
+            case "step.completed":
+                return self._step_settled(data, "completed")
+            case "step.failed":
+                return self._step_settled(data, "failed")
+            case "actions.requested":
+                return self._actions_requested(data)
+            case "action.result":
+                return self._action_result(data)
+            case "input.requested":
+                return self._input_requested(data)
+            case "turn.waiting":
+                return self._turn_waiting(data)
+            case "input.resolved":
+                return self._input_resolved(data, answer_delivery_id(event_id))
+            case "turn.completed":
+                return self._end_turn(_str(data.get("turnId")), "completed")
+            case "turn.failed":
+                return self._end_turn(_str(data.get("turnId")), "failed", error=_error(data))
+            case "turn.cancelled":
+                turn_id = _str(data.get("turnId"))
+                control = cancel_delivery_id(turn_id or "")
+                return self._control(control, "cancel", self._end_turn(turn_id, "cancelled", control))
+            case "context.cleared":
+                return self._cleared(event_id)
+            case "session.completed":
+                return self._end_session({"outcome": "completed"}, control_delivery_id(event_id))
+            case "session.failed":
+                return self._end_session({"outcome": "failed", "error": _error(data)}, None)
+            case _:
+                return []
+
+    # --- deliveries and turns -------------------------------------------------------------------
+
+    def _introduce(self, family: str, key: str) -> bool:
+        """Whether `family:key` is new (and mark it seen)."""
+        name = f"{family}:{key}"
+        if name in self._introduced:
+            return False
+        self._introduced.add(name)
+        return True
+
+    def _admit(self, delivery_id: str, source: Json | None = None) -> list[Fact]:
+        if not self._introduce("delivery", delivery_id):
+            return []
+        self._deliveries[delivery_id] = {"status": "admitted"}
+        data: Json = {"deliveryId": delivery_id}
+        if source is not None:
+            data["source"] = source
+        return [{"type": "delivery.admitted", "data": data}]
+
+    def _unadmitted(self, delivery_ids: list[str], fallback: str) -> str:
+        """The first of a turn's deliveries not yet admitted, or still only admitted, else `fallback`."""
+        for delivery_id in delivery_ids:
+            if f"delivery:{delivery_id}" not in self._introduced:
+                return delivery_id
+            if self._deliveries.get(delivery_id, {}).get("status") == "admitted":
+                return delivery_id
+        return fallback
+
+    def _consume(self, delivery_id: str, turn_id: str, parts: list[Json]) -> Fact:
+        self._deliveries[delivery_id] = {"status": "consumed", "turnId": turn_id}
+        return {
+            "type": "delivery.consumed",
+            "scope": {"turnId": turn_id},
+            "data": {"deliveryId": delivery_id, "parts": parts, "turnId": turn_id},
+        }
+
+    def _start_turn(self, turn_id: str | None, delivery_ids: list[str]) -> list[Fact]:
+        if turn_id is None or not self._introduce("turn", turn_id):
+            return []
+        delivery_id = self._unadmitted(delivery_ids, f"dlv_turn_{turn_id.removeprefix('turn_')}")
+        facts = self._admit(delivery_id)
+        facts.append(
+            {
+                "type": "turn.started",
+                "scope": {"turnId": turn_id},
+                "data": {"cause": {"deliveryId": delivery_id}, "follows": self._follows, "turnId": turn_id},
+            }
+        )
+        self._turns[turn_id] = "running"
+        self._turn_id = self._follows = turn_id
+        self._reply = []
+        return facts
+
+    def _received(self, data: Mapping[str, Any], delivery_ids: list[str]) -> list[Fact]:
+        turn_id = _str(data.get("turnId"))
+        if turn_id is None:
+            return []
+        facts = self._start_turn(turn_id, delivery_ids)
+        delivery_id = self._unadmitted(delivery_ids, f"dlv_msg_{self.position - 1}")
+        facts += self._admit(delivery_id)
+        facts.append(self._consume(delivery_id, turn_id, _user_parts(data)))
+        return facts
+
+    def _turn_waiting(self, data: Mapping[str, Any]) -> list[Fact]:
+        turn_id = _str(data.get("turnId"))
+        if data.get("on") != "input" or turn_id is None or self._turns.get(turn_id) != "running":
+            return []
+        awaiting = [{"interactionId": key} for key, row in self._interactions.items() if row["status"] == "open"]
+        if not awaiting:
+            return []
+        facts: list[Fact] = [
+            {"type": "turn.paused", "scope": {"turnId": turn_id}, "data": {"awaiting": awaiting, "turnId": turn_id}}
+        ]
+        for delivery_id, row in self._deliveries.items():
+            if row["status"] == "consumed" and row.get("turnId") == turn_id:
+                row["status"] = "settled"
+                facts.append(
+                    {
+                        "type": "delivery.settled",
+                        "data": {"deliveryId": delivery_id, "outcome": "awaiting-input", "turnId": turn_id},
+                    }
+                )
+        return facts
+
+    def _end_turn(
+        self, turn_id: str | None, outcome: str, cause: str | None = None, *, error: Json | None = None
+    ) -> list[Fact]:
+        """`turn.settled`, after the runs, calls and interactions still open under the turn, and
+        before the settling of the deliveries it consumed (eve's cascade)."""
+        if turn_id is None or self._turns.get(turn_id) != "running":
+            return []
+        reason = "turn-ended" if outcome == "completed" else f"turn-{outcome}"
+        facts = self._close_under(turn_id, reason)
+        settled: Json = {"outcome": outcome, "turnId": turn_id}
+        if outcome == "completed" and self._reply:
+            settled["reply"] = list(self._reply)
+        if error is not None:
+            settled["error"] = error
+        if cause is not None:
+            settled["cause"] = {"deliveryId": cause}
+        facts.append({"type": "turn.settled", "scope": {"turnId": turn_id}, "data": settled})
+        self._turns[turn_id] = "settled"
+        self._turn_id = None
+        self._reply = []
+        for delivery_id, row in self._deliveries.items():
+            if row["status"] == "consumed" and row.get("turnId") == turn_id:
+                row["status"] = "settled"
+                facts.append(
+                    {
+                        "type": "delivery.settled",
+                        "data": {"deliveryId": delivery_id, "outcome": "handled", "turnId": turn_id},
+                    }
+                )
+        return facts
+
+    def _close_under(self, turn_id: str, reason: str) -> list[Fact]:
+        facts: list[Fact] = []
+        for run_id, owner in list(self._open_runs.items()):
+            if owner == turn_id:
+                del self._open_runs[run_id]
+                facts.append(
+                    {
+                        "type": "model.settled",
+                        "scope": {"runId": run_id, "turnId": turn_id},
+                        "data": {"outcome": "interrupted", "runId": run_id},
+                    }
+                )
+        for call_id, row in self._calls.items():
+            if row["turnId"] == turn_id and row["status"] != "settled":
+                row["status"] = "settled"
+                facts.append(
+                    {
+                        "type": "call.settled",
+                        "scope": self._call_scope(row),
+                        "data": {"callId": call_id, "outcome": "interrupted", "reason": reason},
+                    }
+                )
+        for interaction_id, row in self._interactions.items():
+            if row["turnId"] == turn_id and row["status"] == "open":
+                row["status"] = "settled"
+                facts.append(
+                    {
+                        "type": "interaction.settled",
+                        "scope": {"turnId": turn_id},
+                        "data": {"interactionId": interaction_id, "outcome": "interrupted", "reason": reason},
+                    }
+                )
+        return facts
+
+    def _control(self, delivery_id: str, control: str, effect: list[Fact]) -> list[Fact]:
+        """A control's delivery around the facts it caused: admitted, the effect, settled `applied`."""
+        if not effect:
+            return []
+        admitted = self._admit(delivery_id, {"control": control})
+        self._deliveries[delivery_id] = {"status": "settled"}
+        return [
+            *admitted,
+            *effect,
+            {"type": "delivery.settled", "data": {"deliveryId": delivery_id, "outcome": "applied"}},
+        ]
+
+    def _cleared(self, event_id: str) -> list[Fact]:
+        change_id = "chg_" + event_id.removeprefix("evt_")
+        self._follows = None
+        facts = [
+            {
+                "type": "context.started",
+                "scope": {"changeId": change_id},
+                "data": {"changeId": change_id, "kind": "clear"},
+            },
+            {
+                "type": "context.settled",
+                "scope": {"changeId": change_id},
+                "data": {"changeId": change_id, "kind": "clear", "outcome": "completed", "selects": None},
+            },
+        ]
+        return self._control(control_delivery_id(event_id), "clear", facts)
+
+    def _end_session(self, ended: Json, cause: str | None) -> list[Fact]:
+        if not self._introduce("session-ended", ""):
+            return []
+        facts: list[Fact] = []
+        for turn_id, status in self._turns.items():
+            if status == "running":
+                facts += self._close_under(turn_id, "session-ended")
+                facts.append(
+                    {
+                        "type": "turn.settled",
+                        "scope": {"turnId": turn_id},
+                        "data": {"outcome": "cancelled", "turnId": turn_id},
+                    }
+                )
+                self._turns[turn_id] = "settled"
+        for delivery_id, row in self._deliveries.items():
+            if row["status"] != "settled" and delivery_id != cause:
+                row["status"] = "settled"
+                facts.append(
+                    {
+                        "type": "delivery.settled",
+                        "data": {"deliveryId": delivery_id, "outcome": "failed", "reason": "session-ended"},
+                    }
+                )
+        if cause is not None:
+            # The end's own delivery: admitted first, and settled, like every other, before the session ends.
+            facts = self._admit(cause, {"control": "end"}) + facts
+            facts.append({"type": "delivery.settled", "data": {"deliveryId": cause, "outcome": "applied"}})
+            self._deliveries[cause] = {"status": "settled"}
+            ended = {**ended, "cause": {"deliveryId": cause}}
+        facts.append({"type": "session.ended", "data": ended})
+        return facts
+
+    # --- model runs and content -----------------------------------------------------------------
+
+    def _run_of(self, data: Mapping[str, Any]) -> str | None:
+        turn_id = _str(data.get("turnId"))
+        step = data.get("stepIndex")
+        if turn_id is None or not isinstance(step, int):
+            return None
+        return self._runs.get(f"{turn_id}:{step}")
+
+    def _step_started(self, data: Mapping[str, Any]) -> list[Fact]:
+        turn_id = _str(data.get("turnId"))
+        step = data.get("stepIndex")
+        if turn_id is None or self._turns.get(turn_id) != "running" or not isinstance(step, int):
+            return []
+        key = f"{turn_id}:{step}"
+        if key in self._runs:
+            return []
+        run_id = self._runs[key] = f"run_{turn_id.removeprefix('turn_')}_{step}"
+        self._open_runs[run_id] = turn_id
+        scope = {"runId": run_id, "turnId": turn_id}
+        return [
+            {"type": "model.requested", "scope": scope, "data": {"owner": {"turnId": turn_id}, "runId": run_id}},
+            {
+                "type": "model.started",
+                "scope": scope,
+                "data": {"attempt": 0, "modelId": _str(data.get("modelId")) or "unknown", "runId": run_id},
+            },
+        ]
+
+    def _content(self, data: Mapping[str, Any], kind: str, phase: str, value: Any) -> list[Fact]:
+        if value is None:
+            return []
+        facts = self._step_started(data) if self._run_of(data) is None else []
+        run_id = self._run_of(data)
+        if run_id is None or run_id not in self._open_runs:
+            return []
+        count = self._parts.get(run_id, 0)
+        self._parts[run_id] = count + 1
+        part_id = f"{run_id}.{count}"
+        if phase == "reply":
+            self._reply.append(part_id)
+        facts.append(
+            {
+                "type": "content.completed",
+                "scope": {"runId": run_id, "turnId": self._open_runs[run_id]},
+                "data": {"kind": kind, "partId": part_id, "phase": phase, "runId": run_id, "value": value},
+            }
+        )
+        return facts
+
+    def _delta(self, data: Mapping[str, Any]) -> Json:
+        """A stored text delta as eve 1.0's `content.delta` progress record, for the part it previews."""
+        run_id = self._run_of(data)
+        delta = data.get("messageDelta")
+        if run_id is None or run_id not in self._open_runs or not isinstance(delta, str):
+            return position_record(self.position)
+        part_id = f"{run_id}.{self._parts.get(run_id, 0)}"
+        scope = {"runId": run_id, "turnId": self._open_runs[run_id]}
+        progress: Json = {"partId": part_id, "delta": delta}
+        if self._introduce("part", part_id):  # the announcing record names the part's kind
+            progress["kind"] = "text"
+        return {"progress": {"type": "content.delta", "scope": scope, "data": progress}}
+
+    def _step_settled(self, data: Mapping[str, Any], outcome: str) -> list[Fact]:
+        run_id = self._run_of(data)
+        if run_id is None or run_id not in self._open_runs:
+            return []
+        turn_id = self._open_runs.pop(run_id)
+        scope = {"runId": run_id, "turnId": turn_id}
+        settled: Json = {"outcome": outcome, "runId": run_id}
+        if isinstance(data.get("finishReason"), str):
+            settled["finishReason"] = data["finishReason"]
+        if outcome == "failed":
+            settled["error"] = _error(data)
+        facts: list[Fact] = [{"type": "model.settled", "scope": scope, "data": settled}]
+        if isinstance(data.get("usage"), dict):
+            usage = {"kind": "model", "owner": {"runId": run_id}, "usage": _usage(data["usage"])}
+            facts.append({"type": "usage.recorded", "scope": scope, "data": usage})
+        return facts
+
+    # --- calls and interactions -----------------------------------------------------------------
+
+    def _call_scope(self, row: Mapping[str, Any]) -> Json:
+        scope: Json = {"turnId": row["turnId"]}
+        if row.get("runId") is not None:
+            scope["runId"] = row["runId"]
+        return scope
+
+    def _actions_requested(self, data: Mapping[str, Any]) -> list[Fact]:
+        run_id = self._run_of(data)
+        turn_id = _str(data.get("turnId"))
+        actions = data.get("actions")
+        if run_id is None or turn_id is None or not isinstance(actions, list):
+            return []
+        presentation = data.get("presentation") if isinstance(data.get("presentation"), dict) else {}
+        assert isinstance(presentation, dict)
+        facts: list[Fact] = []
+        for action in actions:
+            call_id = _str(action.get("callId")) if isinstance(action, dict) else None
+            if call_id is None or not self._introduce("call", call_id):
+                continue
+            shown = presentation.get(call_id)
+            label = _str(shown.get("label")) if isinstance(shown, dict) else None
+            row = self._calls[call_id] = {"status": "requested", "runId": run_id, "turnId": turn_id}
+            requested: Json = {"callId": call_id, "capability": _capability(action, label), "owner": {"runId": run_id}}
+            if "input" in action:
+                requested["input"] = action["input"]
+            facts.append({"type": "call.requested", "scope": self._call_scope(row), "data": requested})
+        return facts
+
+    def _action_result(self, data: Mapping[str, Any]) -> list[Fact]:
+        result = data.get("result") if isinstance(data.get("result"), dict) else {}
+        assert isinstance(result, dict)
+        call_id = _str(result.get("callId"))
+        row = self._calls.get(call_id) if call_id is not None else None
+        if call_id is None or row is None or row["status"] == "settled":
+            return []
+        scope = self._call_scope(row)
+        settled: Json = {"callId": call_id}
+        if "output" in result:
+            settled["output"] = result["output"]
+        facts: list[Fact] = []
+        if data.get("status") == "rejected":
+            settled["outcome"] = "rejected"
+            if (cleared := self._approved.get(call_id)) is not None:
+                settled["cause"] = {"interactionId": cleared}
+        else:
+            if row["status"] == "requested":
+                started: Json = {"callId": call_id}
+                if (cleared := self._approved.get(call_id)) is not None:
+                    started["clearedBy"] = {"interactionId": cleared}
+                facts.append({"type": "call.started", "scope": scope, "data": started})
+            settled["outcome"] = "failed" if data.get("status") == "failed" else "completed"
+            if settled["outcome"] == "failed" and isinstance(data.get("error"), dict):
+                settled["error"] = _error(data["error"])
+        if isinstance(data.get("error"), dict) and "error" not in settled and settled["outcome"] == "rejected":
+            settled["error"] = _error(data["error"])
+        row["status"] = "settled"
+        facts.append({"type": "call.settled", "scope": scope, "data": settled})
+        return facts
+
+    def _input_requested(self, data: Mapping[str, Any]) -> list[Fact]:
+        requests = data.get("requests")
+        turn_id = _str(data.get("turnId"))
+        if not isinstance(requests, list) or turn_id is None:
+            return []
+        facts: list[Fact] = []
+        for request in requests:
+            interaction_id = _str(request.get("requestId")) if isinstance(request, dict) else None
+            if interaction_id is None or not self._introduce("interaction", interaction_id):
+                continue
+            action = request.get("action") if isinstance(request.get("action"), dict) else {}
+            call_id = _str(action.get("callId"))
+            call = self._calls.get(call_id) if call_id is not None else None
+            row: Json = {"status": "open", "turnId": turn_id}
+            subject: Json = {"turnId": turn_id}
+            if call is not None and call_id is not None:
+                subject = {"callId": call_id}
+                if request.get("kind") == "tool-approval":
+                    row["callId"] = call_id
+            self._interactions[interaction_id] = row
+            opened = {"interactionId": interaction_id, "request": _request(request), "subject": subject}
+            facts.append({"type": "interaction.opened", "scope": {"turnId": turn_id}, "data": opened})
+        return facts
+
+    def _input_resolved(self, data: Mapping[str, Any], delivery_id: str) -> list[Fact]:
+        resolutions = data.get("resolutions")
+        if not isinstance(resolutions, list):
+            return []
+        turn_id = _str(data.get("turnId")) or self._turn_id
+        facts = self._admit(delivery_id)
+        answered = False
+        for index, resolution in enumerate(resolutions):
+            interaction_id = _str(resolution.get("requestId")) if isinstance(resolution, dict) else None
+            row = self._interactions.get(interaction_id) if interaction_id is not None else None
+            if interaction_id is None or row is None or row["status"] != "open":
+                continue
+            response = resolution.get("response") if isinstance(resolution.get("response"), dict) else {}
+            value = {key: response[key] for key in ("optionId", "text") if isinstance(response.get(key), str)}
+            response_id = f"rsp_{delivery_id.removeprefix('dlv_')}_{index}"
+            scope = {"turnId": row["turnId"]}
+            settled: Json = {
+                "cause": {"responseId": response_id},
+                "interactionId": interaction_id,
+                "outcome": _OUTCOMES.get(str(resolution.get("outcome")), "withdrawn"),
+            }
+            if value:
+                settled["response"] = value
+            facts += [
+                {
+                    "type": "response.submitted",
+                    "scope": scope,
+                    "data": {
+                        "deliveryId": delivery_id,
+                        "interactionId": interaction_id,
+                        "responseId": response_id,
+                        "value": value,
+                    },
+                },
+                {"type": "response.admitted", "scope": scope, "data": {"responseId": response_id}},
+                {"type": "response.settled", "scope": scope, "data": {"outcome": "applied", "responseId": response_id}},
+                {"type": "interaction.settled", "scope": scope, "data": settled},
+            ]
+            row["status"] = "settled"
+            answered = True
+            if row.get("callId") is not None:
+                self._approved[row["callId"]] = interaction_id
+        if not answered:
+            return []
+        if turn_id is not None and self._turns.get(turn_id) == "running":
+            facts.append(self._consume(delivery_id, turn_id, []))
+        return facts
+
+
+_HEARTBEAT = b'{"$eve":"heartbeat"}\n'
+_LEASE_ENDED = b'{"$eve":"stream.lease-ended"}\n'
+_STREAM_ENDED = b'{"$eve":"stream.ended"}\n'
+
+
+class V27Encoding(Encoding):
+    """eve 1.0's stream: `V27Lines` over the stored events, a heartbeat first and while quiet,
+    `stream.lease-ended` when a read's lease ends, `stream.ended` after the session's last line.
+
+    Args:
+        lines: A renderer that has read every stored event before the response's first line.
+    """
+
+    opening = _HEARTBEAT
+    heartbeat = _HEARTBEAT
+    ended = _STREAM_ENDED
+
+    def __init__(self, lines: V27Lines) -> None:
+        super().__init__()
+        self.lease_ended = _LEASE_ENDED
+        self.lines = lines
+
+    def encode(self, events: list[Event]) -> bytes:
+        """The v27 lines of the next stored events, one per event."""
+        render = self.lines.line
+        return b"".join(pydantic_core.to_json(render(_stored(event))) + b"\n" for event in events)
+
+
+def _stored(event: Event) -> dict[str, Any]:
+    """An event as its stored JSON object (camelCase, unset fields left out)."""
+    value: dict[str, Any] = event.__pydantic_serializer__.to_python(
+        event, mode="json", by_alias=True, exclude_none=True
+    )
+    return value
