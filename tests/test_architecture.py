@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,7 +163,10 @@ def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef
             yield node
 
 
-def test_no_module_is_over_400_lines_and_no_function_over_80() -> None:
+@pytest.mark.filterwarnings("always::UserWarning")
+def test_modules_over_400_lines_and_functions_over_80_are_reported() -> None:
+    """Sizes are a budget, not a wall (issue 37): one concept is never split to meet a number, so
+    what goes over is reported in pytest's warnings summary, for a reviewer to weigh."""
     long_modules = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
     long_functions = [
         f"{module}.{node.name}: {size} lines"
@@ -170,8 +174,15 @@ def test_no_module_is_over_400_lines_and_no_function_over_80() -> None:
         for node in _functions(ast.parse(path.read_text(encoding="utf-8")))
         if (size := (node.end_lineno or node.lineno) - node.lineno + 1) > 80
     ]
-    assert long_modules == {}
-    assert long_functions == []
+    for module, size in sorted(long_modules.items()):
+        warnings.warn(f"{module} has {size} lines (budget ~400)", SizeBudgetWarning, stacklevel=1)
+    for function in long_functions:
+        warnings.warn(f"{function} (budget ~80)", SizeBudgetWarning, stacklevel=1)
+    assert MODULES  # the walk found the package
+
+
+class SizeBudgetWarning(UserWarning):
+    """A module or function over its size budget."""
 
 
 def test_every_module_opens_with_its_docstring() -> None:

@@ -37,138 +37,27 @@ from typing import Any
 import pydantic_core
 
 from eve_py.protocol import Event
+from eve_py.server._eve_v27_values import (
+    INTERACTION_OUTCOMES,
+    Fact,
+    Json,
+    answer_delivery_id,
+    cancel_delivery_id,
+    capability_of,
+    control_delivery_id,
+    error_info,
+    interaction_request,
+    position_record,
+    text_of,
+    usage_of,
+    user_parts,
+)
 from eve_py.server._stream import Encoding
 
-__all__ = (
-    "STREAM_VERSION_27",
-    "V27Encoding",
-    "V27Lines",
-    "answer_delivery_id",
-    "cancel_delivery_id",
-    "control_delivery_id",
-    "position_record",
-)
+__all__ = ("STREAM_VERSION_27", "V27Encoding", "V27Lines")
 
 STREAM_VERSION_27 = "27"
 """The `x-eve-stream-version` eve 1.0 reads (and the only one it reads)."""
-
-Fact = dict[str, Any]
-Json = dict[str, Any]
-
-_OUTCOMES = {"answered": "accepted", "approved": "accepted", "denied": "declined", "invalid": "invalid"}
-"""An `input.resolved` resolution's outcome as eve 1.0's `interaction.settled` outcome (else `withdrawn`)."""
-_DISPLAYS = frozenset(("confirmation", "select", "text"))
-_STYLES = frozenset(("primary", "danger", "default"))
-
-
-def answer_delivery_id(event_id: str) -> str:
-    """The delivery id of the answers an `input.resolved` event (of stored id `event_id`) recorded."""
-    return "dlv_" + event_id.removeprefix("evt_")
-
-
-def control_delivery_id(event_id: str) -> str:
-    """The delivery id of the control (clear, end) whose effect is the stored event `event_id`."""
-    return "dlv_ctl_" + event_id.removeprefix("evt_")
-
-
-def cancel_delivery_id(turn_id: str) -> str:
-    """The delivery id of the cancel that ends turn `turn_id`.
-
-    Named by the turn, not by the `turn.cancelled` event: a cancel's `202` comes before the turn
-    stopped (it may stop in another worker), and a second cancel of the same turn changes nothing.
-    """
-    return "dlv_cancel_" + turn_id.removeprefix("turn_")
-
-
-def position_record(next_line: int) -> Json:
-    """eve's transport record for lines a read skips or that hold nothing: the next line's position."""
-    return {"$eve": "position", "next": next_line}
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _error(data: Mapping[str, Any]) -> Json:
-    error = data.get("error") if isinstance(data.get("error"), dict) else data
-    assert isinstance(error, dict)
-    info: Json = {
-        "code": _str(error.get("code")) or "unknown",
-        "message": _str(error.get("message")) or "Unknown error.",
-    }
-    if (name := _str(error.get("name"))) is not None:
-        info["name"] = name
-    return info
-
-
-def _usage(raw: Mapping[str, Any]) -> Json:
-    def count(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) and value >= 0 else 0
-
-    usage: Json = {key: count(key) for key in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")}
-    cost = raw.get("costUsd")
-    if isinstance(cost, (int, float)) and cost >= 0:
-        usage["costUsd"] = cost
-    return usage
-
-
-def _request(request: Mapping[str, Any]) -> Json:
-    """An eve-py input request as eve 1.0's `InteractionRequest` (its common fields)."""
-    kind = request.get("kind")
-    rendered: Json = {
-        "kind": "approval" if kind == "tool-approval" else "budget" if kind == "session-limit" else "question",
-        "prompt": _str(request.get("prompt")) or "",
-    }
-    options = request.get("options")
-    if isinstance(options, list):
-        rendered["options"] = [
-            {
-                "id": option["id"],
-                "label": option["label"],
-                **({"description": option["description"]} if isinstance(option.get("description"), str) else {}),
-                **({"style": option["style"]} if option.get("style") in _STYLES else {}),
-            }
-            for option in options
-            if isinstance(option, dict) and isinstance(option.get("id"), str) and isinstance(option.get("label"), str)
-        ]
-    if isinstance(request.get("allowFreeform"), bool):
-        rendered["allowFreeform"] = request["allowFreeform"]
-    if request.get("display") in _DISPLAYS:
-        rendered["display"] = request["display"]
-    return rendered
-
-
-def _user_parts(data: Mapping[str, Any]) -> list[Json]:
-    parts = data.get("parts")
-    if not isinstance(parts, list):
-        message = data.get("message")
-        return [{"kind": "text", "text": message}] if isinstance(message, str) else []
-    rendered: list[Json] = []
-    for part in parts:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("text"), str):
-            rendered.append({"kind": "text", "text": part["text"]})
-        elif part.get("type") == "file" and isinstance(part.get("mediaType"), str):
-            file: Json = {"kind": "file", "mediaType": part["mediaType"]}
-            for key in ("filename", "url"):
-                if isinstance(part.get(key), str):
-                    file[key] = part[key]
-            if isinstance(part.get("size"), int):
-                file["size"] = part["size"]
-            if "url" not in file:
-                file["unavailable"] = True
-            rendered.append(file)
-    return rendered
-
-
-def _capability(action: Mapping[str, Any], label: str | None) -> Json:
-    name = _str(action.get("toolName")) or _str(action.get("name")) or "tool"
-    capability: Json = {"kind": "control" if name.startswith("eve__task_") else "tool", "name": name}
-    if label is not None:
-        capability["label"] = label
-    return capability
 
 
 class V27Lines:
@@ -224,7 +113,7 @@ class V27Lines:
     # --- one stored event -----------------------------------------------------------------------
 
     def _facts(self, kind: str, data: Mapping[str, Any], meta: Mapping[str, Any]) -> list[Fact]:
-        event_id = _str(meta.get("id")) or f"evt_{self.position}"
+        event_id = text_of(meta.get("id")) or f"evt_{self.position}"
         delivery_ids = [d for d in meta.get("deliveryIds") or () if isinstance(d, str)]
         match kind:
             case "session.started":
@@ -233,16 +122,16 @@ class V27Lines:
                     started["runtime"] = data["runtime"]
                 return [{"type": "session.started", "data": started}]
             case "turn.started":
-                return self._start_turn(_str(data.get("turnId")), delivery_ids)
+                return self._start_turn(text_of(data.get("turnId")), delivery_ids)
             case "message.received":
                 return self._received(data, delivery_ids)
             case "step.started":
                 return self._step_started(data)
             case "reasoning.completed":
-                return self._content(data, "reasoning", "narration", _str(data.get("reasoning")))
+                return self._content(data, "reasoning", "narration", text_of(data.get("reasoning")))
             case "message.completed":
                 phase = "narration" if data.get("finishReason") == "tool-calls" else "reply"
-                return self._content(data, "text", phase, _str(data.get("message")))
+                return self._content(data, "text", phase, text_of(data.get("message")))
             case "result.completed":
                 return self._content(data, "result", "reply", data.get("result"))
             case "step.completed":
@@ -260,11 +149,11 @@ class V27Lines:
             case "input.resolved":
                 return self._input_resolved(data, answer_delivery_id(event_id))
             case "turn.completed":
-                return self._end_turn(_str(data.get("turnId")), "completed")
+                return self._end_turn(text_of(data.get("turnId")), "completed")
             case "turn.failed":
-                return self._end_turn(_str(data.get("turnId")), "failed", error=_error(data))
+                return self._end_turn(text_of(data.get("turnId")), "failed", error=error_info(data))
             case "turn.cancelled":
-                turn_id = _str(data.get("turnId"))
+                turn_id = text_of(data.get("turnId"))
                 control = cancel_delivery_id(turn_id or "")
                 return self._control(control, "cancel", self._end_turn(turn_id, "cancelled", control))
             case "context.cleared":
@@ -272,7 +161,7 @@ class V27Lines:
             case "session.completed":
                 return self._end_session({"outcome": "completed"}, control_delivery_id(event_id))
             case "session.failed":
-                return self._end_session({"outcome": "failed", "error": _error(data)}, None)
+                return self._end_session({"outcome": "failed", "error": error_info(data)}, None)
             case _:
                 return []
 
@@ -330,17 +219,17 @@ class V27Lines:
         return facts
 
     def _received(self, data: Mapping[str, Any], delivery_ids: list[str]) -> list[Fact]:
-        turn_id = _str(data.get("turnId"))
+        turn_id = text_of(data.get("turnId"))
         if turn_id is None:
             return []
         facts = self._start_turn(turn_id, delivery_ids)
         delivery_id = self._unadmitted(delivery_ids, f"dlv_msg_{self.position - 1}")
         facts += self._admit(delivery_id)
-        facts.append(self._consume(delivery_id, turn_id, _user_parts(data)))
+        facts.append(self._consume(delivery_id, turn_id, user_parts(data)))
         return facts
 
     def _turn_waiting(self, data: Mapping[str, Any]) -> list[Fact]:
-        turn_id = _str(data.get("turnId"))
+        turn_id = text_of(data.get("turnId"))
         if data.get("on") != "input" or turn_id is None or self._turns.get(turn_id) != "running":
             return []
         awaiting = [{"interactionId": key} for key, row in self._interactions.items() if row["status"] == "open"]
@@ -490,14 +379,14 @@ class V27Lines:
     # --- model runs and content -----------------------------------------------------------------
 
     def _run_of(self, data: Mapping[str, Any]) -> str | None:
-        turn_id = _str(data.get("turnId"))
+        turn_id = text_of(data.get("turnId"))
         step = data.get("stepIndex")
         if turn_id is None or not isinstance(step, int):
             return None
         return self._runs.get(f"{turn_id}:{step}")
 
     def _step_started(self, data: Mapping[str, Any]) -> list[Fact]:
-        turn_id = _str(data.get("turnId"))
+        turn_id = text_of(data.get("turnId"))
         step = data.get("stepIndex")
         if turn_id is None or self._turns.get(turn_id) != "running" or not isinstance(step, int):
             return []
@@ -512,7 +401,7 @@ class V27Lines:
             {
                 "type": "model.started",
                 "scope": scope,
-                "data": {"attempt": 0, "modelId": _str(data.get("modelId")) or "unknown", "runId": run_id},
+                "data": {"attempt": 0, "modelId": text_of(data.get("modelId")) or "unknown", "runId": run_id},
             },
         ]
 
@@ -560,10 +449,10 @@ class V27Lines:
         if isinstance(data.get("finishReason"), str):
             settled["finishReason"] = data["finishReason"]
         if outcome == "failed":
-            settled["error"] = _error(data)
+            settled["error"] = error_info(data)
         facts: list[Fact] = [{"type": "model.settled", "scope": scope, "data": settled}]
         if isinstance(data.get("usage"), dict):
-            usage = {"kind": "model", "owner": {"runId": run_id}, "usage": _usage(data["usage"])}
+            usage = {"kind": "model", "owner": {"runId": run_id}, "usage": usage_of(data["usage"])}
             facts.append({"type": "usage.recorded", "scope": scope, "data": usage})
         return facts
 
@@ -577,7 +466,7 @@ class V27Lines:
 
     def _actions_requested(self, data: Mapping[str, Any]) -> list[Fact]:
         run_id = self._run_of(data)
-        turn_id = _str(data.get("turnId"))
+        turn_id = text_of(data.get("turnId"))
         actions = data.get("actions")
         if run_id is None or turn_id is None or not isinstance(actions, list):
             return []
@@ -585,13 +474,17 @@ class V27Lines:
         assert isinstance(presentation, dict)
         facts: list[Fact] = []
         for action in actions:
-            call_id = _str(action.get("callId")) if isinstance(action, dict) else None
+            call_id = text_of(action.get("callId")) if isinstance(action, dict) else None
             if call_id is None or not self._introduce("call", call_id):
                 continue
             shown = presentation.get(call_id)
-            label = _str(shown.get("label")) if isinstance(shown, dict) else None
+            label = text_of(shown.get("label")) if isinstance(shown, dict) else None
             row = self._calls[call_id] = {"status": "requested", "runId": run_id, "turnId": turn_id}
-            requested: Json = {"callId": call_id, "capability": _capability(action, label), "owner": {"runId": run_id}}
+            requested: Json = {
+                "callId": call_id,
+                "capability": capability_of(action, label),
+                "owner": {"runId": run_id},
+            }
             if "input" in action:
                 requested["input"] = action["input"]
             facts.append({"type": "call.requested", "scope": self._call_scope(row), "data": requested})
@@ -600,7 +493,7 @@ class V27Lines:
     def _action_result(self, data: Mapping[str, Any]) -> list[Fact]:
         result = data.get("result") if isinstance(data.get("result"), dict) else {}
         assert isinstance(result, dict)
-        call_id = _str(result.get("callId"))
+        call_id = text_of(result.get("callId"))
         row = self._calls.get(call_id) if call_id is not None else None
         if call_id is None or row is None or row["status"] == "settled":
             return []
@@ -621,25 +514,25 @@ class V27Lines:
                 facts.append({"type": "call.started", "scope": scope, "data": started})
             settled["outcome"] = "failed" if data.get("status") == "failed" else "completed"
             if settled["outcome"] == "failed" and isinstance(data.get("error"), dict):
-                settled["error"] = _error(data["error"])
+                settled["error"] = error_info(data["error"])
         if isinstance(data.get("error"), dict) and "error" not in settled and settled["outcome"] == "rejected":
-            settled["error"] = _error(data["error"])
+            settled["error"] = error_info(data["error"])
         row["status"] = "settled"
         facts.append({"type": "call.settled", "scope": scope, "data": settled})
         return facts
 
     def _input_requested(self, data: Mapping[str, Any]) -> list[Fact]:
         requests = data.get("requests")
-        turn_id = _str(data.get("turnId"))
+        turn_id = text_of(data.get("turnId"))
         if not isinstance(requests, list) or turn_id is None:
             return []
         facts: list[Fact] = []
         for request in requests:
-            interaction_id = _str(request.get("requestId")) if isinstance(request, dict) else None
+            interaction_id = text_of(request.get("requestId")) if isinstance(request, dict) else None
             if interaction_id is None or not self._introduce("interaction", interaction_id):
                 continue
             action = request.get("action") if isinstance(request.get("action"), dict) else {}
-            call_id = _str(action.get("callId"))
+            call_id = text_of(action.get("callId"))
             call = self._calls.get(call_id) if call_id is not None else None
             row: Json = {"status": "open", "turnId": turn_id}
             subject: Json = {"turnId": turn_id}
@@ -648,7 +541,7 @@ class V27Lines:
                 if request.get("kind") == "tool-approval":
                     row["callId"] = call_id
             self._interactions[interaction_id] = row
-            opened = {"interactionId": interaction_id, "request": _request(request), "subject": subject}
+            opened = {"interactionId": interaction_id, "request": interaction_request(request), "subject": subject}
             facts.append({"type": "interaction.opened", "scope": {"turnId": turn_id}, "data": opened})
         return facts
 
@@ -656,11 +549,11 @@ class V27Lines:
         resolutions = data.get("resolutions")
         if not isinstance(resolutions, list):
             return []
-        turn_id = _str(data.get("turnId")) or self._turn_id
+        turn_id = text_of(data.get("turnId")) or self._turn_id
         facts = self._admit(delivery_id)
         answered = False
         for index, resolution in enumerate(resolutions):
-            interaction_id = _str(resolution.get("requestId")) if isinstance(resolution, dict) else None
+            interaction_id = text_of(resolution.get("requestId")) if isinstance(resolution, dict) else None
             row = self._interactions.get(interaction_id) if interaction_id is not None else None
             if interaction_id is None or row is None or row["status"] != "open":
                 continue
@@ -671,7 +564,7 @@ class V27Lines:
             settled: Json = {
                 "cause": {"responseId": response_id},
                 "interactionId": interaction_id,
-                "outcome": _OUTCOMES.get(str(resolution.get("outcome")), "withdrawn"),
+                "outcome": INTERACTION_OUTCOMES.get(str(resolution.get("outcome")), "withdrawn"),
             }
             if value:
                 settled["response"] = value

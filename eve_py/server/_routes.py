@@ -42,14 +42,8 @@ from eve_py.server._bodies import (
     parse_body,
     too_large,
 )
-from eve_py.server._eve_v27 import (
-    STREAM_VERSION_27,
-    V27Encoding,
-    V27Lines,
-    answer_delivery_id,
-    cancel_delivery_id,
-    control_delivery_id,
-)
+from eve_py.server._eve_v27 import STREAM_VERSION_27, V27Encoding, V27Lines
+from eve_py.server._eve_v27_values import answer_delivery_id, cancel_delivery_id, control_delivery_id
 from eve_py.server._hub import Hub
 from eve_py.server._info import agent_info, health
 from eve_py.server._operations import Answer, Operation, Resume, Send
@@ -199,10 +193,14 @@ class Api:
             )
         return decode_json(bytes(raw))
 
-    async def _start(self, session: Session | str, work: Operation, delivery_id: str | None = None) -> dict[str, Any]:
+    async def _start(
+        self, session: Session | str, work: Operation, delivery_id: str | None = None, *, wire: int = 26
+    ) -> dict[str, Any]:
         """Start work in the background; the accepted payload with `deliveryId`, `turnId` and `startIndex`.
 
-        `session` is the session as the route opened it, or its id (then it is opened here).
+        `session` is the session as the route opened it, or its id (then it is opened here). On eve
+        1.0's wire (`wire=27`) answers are a delivery too: their `deliveryId` is the one their
+        `input.resolved` renders as (eve 0.80.1's clients follow an answer by the turn's own ids).
         """
         if isinstance(session, str):
             session = await self.runtime.get_session(session)
@@ -217,7 +215,7 @@ class Api:
         turn_ids += [e.data.turn_id for e in resolved]
         if turn_ids:
             payload["turnId"] = turn_ids[0]
-        if delivery_id is None and resolved:
+        if delivery_id is None and resolved and wire == 27:
             payload["deliveryId"] = answer_delivery_id(resolved[0].meta.id)
         return payload
 
@@ -343,7 +341,7 @@ class Api:
             assert parts is not None
             delivery_id = new_id("dlv")
             work = Send(parts, body.client_context, body.output_schema, delivery_id)
-        payload = await self._start(session, work, delivery_id)
+        payload = await self._start(session, work, delivery_id, wire=wire_of(request))
         return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
 
     async def _prewarm(self, request: Request) -> Response:

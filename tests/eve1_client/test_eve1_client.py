@@ -149,3 +149,14 @@ async def test_the_stream_ends_with_eves_transport_records(tmp_path: Path) -> No
             with anyio.fail_after(10):
                 ended = await client.get(f"/session/{session_id}/stream")  # follows: ends by itself
             assert ended.text.splitlines()[-1] == '{"$eve":"stream.ended"}'
+
+
+async def test_eve_1_session_store_behind_use_eve_agent_renders_and_answers(tmp_path: Path) -> None:
+    async with eve_serve(tmp_path / "sessions.db", TOKEN) as (url, _, _):
+        code, lines, stderr = await node("drive_store.mjs", url, TOKEN)
+    report = {line.pop("step"): line for line in lines}
+    assert code == 0, report.get("failed", stderr)
+    assert report["picker"]["interactions"] == 1
+    assert report["answered"]["messages"][-1] == "assistant: Recorded your pick: tpl_red."
+    assert report["cancelled"] == {"outcome": "applied", "error": None}
+    assert report["ended"]["status"] == "ended"

@@ -91,7 +91,7 @@ def server() -> Iterator[Server]:
         try:
             # TCP_NODELAY: without it every POST waits ~40 ms on a delayed ACK (Nagle's algorithm).
             transport = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-            with httpx.Client(base_url=base + "/eve/v1", timeout=10, transport=transport) as client:
+            with httpx.Client(base_url=base + "/v26/eve/v1", timeout=10, transport=transport) as client:
                 yield Server(portal, runtime, runs, base, client)
         finally:
             uvicorn_server.should_exit = True

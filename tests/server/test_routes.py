@@ -197,8 +197,8 @@ async def test_approval_flow_approve_runs_the_executor(hitl_agent: Agent) -> Non
 
 BAD_BODIES: list[tuple[str, Any, str]] = [
     ("not json", b"{nope", "Invalid JSON body"),
-    ("both", {"message": "hi", "inputResponses": [{"requestId": "x", "optionId": "a"}]}, "mutually exclusive"),
-    ("neither", {}, "Expected a non-empty 'message' or a non-empty 'inputResponses' array."),
+    ("both", {"message": "hi", "inputResponses": [{"requestId": "x", "optionId": "a"}]}, "exactly one of"),
+    ("neither", {}, "Expected a non-empty 'message' or a non-empty 'answers' array."),
     ("unknown key", {"message": "hi", "extra": 1}, "extra"),
     ("message not a string", {"message": 5}, "message"),
     ("empty responses", {"inputResponses": []}, "inputResponses"),

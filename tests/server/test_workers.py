@@ -26,7 +26,7 @@ from tests.server.helpers import eve_serve
 
 pytestmark = pytest.mark.anyio
 
-API = "/eve/v1"
+API = "/v26/eve/v1"  # eve 0.80.1's wire: these tests read its events
 PICK = {"pickedIds": ["tpl_green"]}
 
 LEDGER_AGENT = """

@@ -34,7 +34,7 @@ async def traced_server(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on", timeout_graceful_shutdown=5))
-    base = f"http://127.0.0.1:{sock.getsockname()[1]}/eve/v1"
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}/v26/eve/v1"
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(server.serve, [sock])
