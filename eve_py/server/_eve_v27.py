@@ -526,6 +526,8 @@ class V27Lines:
         turn_id = text_of(data.get("turnId"))
         if not isinstance(requests, list) or turn_id is None:
             return []
+        extensions = data.get("extensions") if isinstance(data.get("extensions"), dict) else {}
+        assert isinstance(extensions, dict)
         facts: list[Fact] = []
         for request in requests:
             interaction_id = text_of(request.get("requestId")) if isinstance(request, dict) else None
@@ -542,6 +544,11 @@ class V27Lines:
                     row["callId"] = call_id
             self._interactions[interaction_id] = row
             opened = {"interactionId": interaction_id, "request": interaction_request(request), "subject": subject}
+            extension = extensions.get(interaction_id)
+            if isinstance(extension, dict) or call is None:
+                # eve-py's own (a schema, expiry, approvers; the call a question is about), where eve
+                # 1.0's schema lets extra data through: beside its fields, never in place of one.
+                opened["extensions"] = {**(extension if isinstance(extension, dict) else {}), **_asked(action)}
             facts.append({"type": "interaction.opened", "scope": {"turnId": turn_id}, "data": opened})
         return facts
 
@@ -559,6 +566,12 @@ class V27Lines:
                 continue
             response = resolution.get("response") if isinstance(resolution.get("response"), dict) else {}
             value = {key: response[key] for key in ("optionId", "text") if isinstance(response.get(key), str)}
+            decided = dict(value)
+            for key in ("value", "action", "editedInput"):  # eve-py's own answers, kept beside eve's
+                if key in response:
+                    decided[key] = response[key]
+            if isinstance(resolution.get("answeredBy"), str):
+                decided["answeredBy"] = resolution["answeredBy"]
             response_id = f"rsp_{delivery_id.removeprefix('dlv_')}_{index}"
             scope = {"turnId": row["turnId"]}
             settled: Json = {
@@ -566,8 +579,8 @@ class V27Lines:
                 "interactionId": interaction_id,
                 "outcome": INTERACTION_OUTCOMES.get(str(resolution.get("outcome")), "withdrawn"),
             }
-            if value:
-                settled["response"] = value
+            if decided:
+                settled["response"] = decided
             facts += [
                 {
                     "type": "response.submitted",
@@ -592,6 +605,16 @@ class V27Lines:
         if turn_id is not None and self._turns.get(turn_id) == "running":
             facts.append(self._consume(delivery_id, turn_id, []))
         return facts
+
+
+def _asked(action: Mapping[str, Any]) -> Json:
+    """The call an interaction asks about, as eve 1.0 names a relayed one (`origin.call`)."""
+    if not isinstance(action.get("callId"), str):
+        return {}
+    call: Json = {"callId": action["callId"], "name": text_of(action.get("toolName")) or "tool"}
+    if "input" in action:
+        call["input"] = action["input"]
+    return {"call": call}
 
 
 _HEARTBEAT = b'{"$eve":"heartbeat"}\n'

@@ -8,7 +8,8 @@
 // version-26 history (`createV26HistoryReader`, which eve's server runs for older sessions) makes
 // of the same stored event, ids compared by order of appearance. eve-py's documented additions
 // (a stored text delta as a `content.delta` progress record; a control's own delivery) are left
-// out of that comparison, and listed.
+// out of that comparison, and listed, and so are its extensions (`interaction.opened`'s
+// `extensions`; `interaction.settled`'s `response.answeredBy`, `value`, `action`, `editedInput`).
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -56,11 +57,21 @@ function comparable(line) {
   const facts = line.facts
     .filter((fact) => !controlDeliveries.has(fact.data.deliveryId))
     .map((fact) => {
-      if (fact.data.cause?.deliveryId && controlDeliveries.has(fact.data.cause.deliveryId)) {
-        const { cause, ...data } = fact.data;
-        return { ...fact, data };
+      let data = fact.data;
+      if (data.cause?.deliveryId && controlDeliveries.has(data.cause.deliveryId)) {
+        const { cause, ...rest } = data;
+        data = rest;
       }
-      return fact;
+      if (fact.type === "interaction.opened" && "extensions" in data) {
+        const { extensions, ...rest } = data;
+        data = rest;
+      }
+      if (fact.type === "interaction.settled" && data.response) {
+        const { answeredBy, value, action, editedInput, ...response } = data.response;
+        data = { ...data, response: Object.keys(response).length ? response : undefined };
+        if (data.response === undefined) delete data.response;
+      }
+      return { ...fact, data };
     });
   return facts.length === 0 ? { $eve: "position" } : { at: line.at, facts };
 }

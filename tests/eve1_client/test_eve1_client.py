@@ -136,6 +136,18 @@ async def test_the_v27_stream_passes_eves_schemas_checker_and_reader_of_older_se
         assert checked["differences"] == [], session_id
     # The last session's cancel, clear and end are each a delivery of their own.
     assert len(checked["controls"]) == 3
+    # eve-py's extensions ride where eve's schemas let extra data through (and passed them above).
+    facts = [
+        fact
+        for session_id in sessions
+        for line in (tmp_path / f"{session_id}.v27").read_text().splitlines()
+        for fact in json.loads(line).get("facts", ())
+    ]
+    opened = [f["data"] for f in facts if f["type"] == "interaction.opened"]
+    assert "pickedIds" in opened[0]["extensions"]["schema"]["properties"]  # the typed picker's answer schema
+    assert opened[0]["extensions"]["call"]["name"] == "ask_question"
+    settled = [f["data"] for f in facts if f["type"] == "interaction.settled" and "response" in f["data"]]
+    assert all(data["response"]["answeredBy"].startswith("tok_") for data in settled)
 
 
 async def test_the_stream_ends_with_eves_transport_records(tmp_path: Path) -> None:
