@@ -24,13 +24,11 @@ with what eve-py knows that an old history does not:
 
 Every fact carries the `scope` eve 1.0's publisher stamps (the turn, the model run). The state
 kept is the few tables the mapping reads (open turns, runs, calls, interactions, deliveries), so
-rendering a line costs a dictionary lookup or two, and `copy()` hands a reader's state to the
-next reader of the same session (`eve_py.server._eve_v27_stream`).
+rendering a line costs a dictionary lookup or two.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -54,7 +52,7 @@ from eve_py.server._eve_v27_values import (
 )
 from eve_py.server._stream import Encoding
 
-__all__ = ("STREAM_VERSION_27", "V27Encoding", "V27Lines")
+__all__ = ("STREAM_VERSION_27", "V27Encoding", "V27Lines", "stored_json")
 
 STREAM_VERSION_27 = "27"
 """The `x-eve-stream-version` eve 1.0 reads (and the only one it reads)."""
@@ -64,7 +62,7 @@ class V27Lines:
     """Renders one session's stored events, in order from the first, as eve 1.0's stream lines.
 
     Feed every stored event to `line` in order (a reader that starts later feeds the earlier ones
-    too, and drops their lines, or takes a `copy()` of a renderer that read them). The state is the
+    too, and drops their lines). The state is the
     open rows of eve 1.0's session view that the mapping needs; nothing here does I/O.
     """
 
@@ -83,10 +81,6 @@ class V27Lines:
         self._interactions: dict[str, Json] = {}  # interactionId -> {status, turnId, callId?}
         self._approved: dict[str, str] = {}  # callId -> the interaction that cleared it
         self._deliveries: dict[str, Json] = {}  # deliveryId -> {status, turnId?}
-
-    def copy(self) -> V27Lines:
-        """An independent renderer at the same position (for the next reader of the session)."""
-        return copy.deepcopy(self)
 
     def line(self, event: Mapping[str, Any]) -> Json:
         """The v27 line of the next stored event (`{type, data, meta}` as stored, camelCase).
@@ -238,15 +232,16 @@ class V27Lines:
         facts: list[Fact] = [
             {"type": "turn.paused", "scope": {"turnId": turn_id}, "data": {"awaiting": awaiting, "turnId": turn_id}}
         ]
+        return facts + self._settle_consumed(turn_id, "awaiting-input")
+
+    def _settle_consumed(self, turn_id: str, outcome: str) -> list[Fact]:
+        """`delivery.settled` with `outcome` for each delivery turn `turn_id` consumed and has not settled."""
+        facts: list[Fact] = []
         for delivery_id, row in self._deliveries.items():
             if row["status"] == "consumed" and row.get("turnId") == turn_id:
                 row["status"] = "settled"
-                facts.append(
-                    {
-                        "type": "delivery.settled",
-                        "data": {"deliveryId": delivery_id, "outcome": "awaiting-input", "turnId": turn_id},
-                    }
-                )
+                settled = {"deliveryId": delivery_id, "outcome": outcome, "turnId": turn_id}
+                facts.append({"type": "delivery.settled", "data": settled})
         return facts
 
     def _end_turn(
@@ -269,16 +264,7 @@ class V27Lines:
         self._turns[turn_id] = "settled"
         self._turn_id = None
         self._reply = []
-        for delivery_id, row in self._deliveries.items():
-            if row["status"] == "consumed" and row.get("turnId") == turn_id:
-                row["status"] = "settled"
-                facts.append(
-                    {
-                        "type": "delivery.settled",
-                        "data": {"deliveryId": delivery_id, "outcome": "handled", "turnId": turn_id},
-                    }
-                )
-        return facts
+        return facts + self._settle_consumed(turn_id, "handled")
 
     def _close_under(self, turn_id: str, reason: str) -> list[Fact]:
         facts: list[Fact] = []
@@ -513,9 +499,7 @@ class V27Lines:
                     started["clearedBy"] = {"interactionId": cleared}
                 facts.append({"type": "call.started", "scope": scope, "data": started})
             settled["outcome"] = "failed" if data.get("status") == "failed" else "completed"
-            if settled["outcome"] == "failed" and isinstance(data.get("error"), dict):
-                settled["error"] = error_info(data["error"])
-        if isinstance(data.get("error"), dict) and "error" not in settled and settled["outcome"] == "rejected":
+        if settled["outcome"] != "completed" and isinstance(data.get("error"), dict):
             settled["error"] = error_info(data["error"])
         row["status"] = "settled"
         facts.append({"type": "call.settled", "scope": scope, "data": settled})
@@ -642,10 +626,10 @@ class V27Encoding(Encoding):
     def encode(self, events: list[Event]) -> bytes:
         """The v27 lines of the next stored events, one per event."""
         render = self.lines.line
-        return b"".join(pydantic_core.to_json(render(_stored(event))) + b"\n" for event in events)
+        return b"".join(pydantic_core.to_json(render(stored_json(event))) + b"\n" for event in events)
 
 
-def _stored(event: Event) -> dict[str, Any]:
+def stored_json(event: Event) -> dict[str, Any]:
     """An event as its stored JSON object (camelCase, unset fields left out)."""
     value: dict[str, Any] = event.__pydantic_serializer__.to_python(
         event, mode="json", by_alias=True, exclude_none=True

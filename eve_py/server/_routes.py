@@ -42,7 +42,7 @@ from eve_py.server._bodies import (
     parse_body,
     too_large,
 )
-from eve_py.server._eve_v27 import STREAM_VERSION_27, V27Encoding, V27Lines
+from eve_py.server._eve_v27 import STREAM_VERSION_27, V27Encoding, V27Lines, stored_json
 from eve_py.server._eve_v27_values import answer_delivery_id, cancel_delivery_id, control_delivery_id
 from eve_py.server._hub import Hub
 from eve_py.server._info import agent_info, health
@@ -368,15 +368,7 @@ class Api:
         turn = record.turn
         if body.turn_id is not None and (turn is None or turn.turn_id != body.turn_id):
             return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
-        if self.runner.busy(session_id):
-            cancelled = await self.runner.cancel(session_id, body.turn_id)
-        else:
-            cancelled = await (await self.runtime.get_session(session_id)).cancel()
-        store = self.runtime.store
-        if not cancelled and isinstance(store, SessionFeed) and record.status == "running" and record.lease_held():
-            await store.request_cancel(session_id)  # the worker running the turn stops it
-            cancelled = True
-        if cancelled:
+        if await self._stop(session_id, record, body.turn_id):
             return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
         return JSONResponse({"ok": True, "status": "no_active_turn"}, status_code=200)
 
@@ -396,8 +388,9 @@ class Api:
         await self._stop(session_id, record, turn.turn_id)
         return _receipt(session_id, cancel_delivery_id(turn.turn_id))
 
-    async def _stop(self, session_id: str, record: SessionRecord, turn_id: str) -> bool:
-        """Cancel the session's turn `turn_id` wherever it runs (here, parked, or in another worker)."""
+    async def _stop(self, session_id: str, record: SessionRecord, turn_id: str | None) -> bool:
+        """Cancel the session's turn (`turn_id`'s, when given) wherever it runs: here, parked, or in
+        another worker; whether one was cancelled."""
         if self.runner.busy(session_id):
             cancelled = await self.runner.cancel(session_id, turn_id)
         else:
@@ -423,14 +416,13 @@ class Api:
         with self.runner.attribute(session_id):
             await session.clear()
         if wire_of(request) == 27:
-            return _receipt(session_id, await self._effect(session_id))
+            return _receipt(session_id, await self._effect(session))
         return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
 
-    async def _effect(self, session_id: str) -> str:
+    async def _effect(self, session: Session) -> str:
         """The delivery id of the control whose effect (`context.cleared`, `session.completed`) the
-        session's log ends with: the control just ran here, in this request."""
-        record = await self.runtime.store.load(session_id)
-        events = await self.runtime.store.read_events(session_id, max(0, record.event_count - 2))
+        session's log ends with: the control just ran here, in this request, through `session`."""
+        events = await session.events(max(0, session.record.event_count - 2))
         effect = [e for e in events if e.type in ("context.cleared", "session.completed")]
         return control_delivery_id(effect[-1].meta.id) if effect else new_id("dlv_ctl")
 
@@ -452,7 +444,7 @@ class Api:
                     raise _not_active(f"Session {session_id!r} has ended.")
                 return JSONResponse({"ok": True, "status": "no_active_session"})
         if v27:
-            return _receipt(session_id, await self._effect(session_id))
+            return _receipt(session_id, await self._effect(session))
         return JSONResponse({"ok": True, "previousSessionId": session_id, "status": "reset"})
 
     @json_errors
@@ -521,5 +513,6 @@ class Api:
             earlier = self.hub.recent(session_id, 0, start)
             if earlier is None:
                 earlier = await self.runtime.store.read_events(session_id, 0, start)
-            V27Encoding(lines).encode(earlier[:start])
+            for event in earlier[:start]:  # their lines are before the read: only the state counts
+                lines.line(stored_json(event))
         return lines
