@@ -154,10 +154,10 @@ async def compare(frontend: Frontend, side: load.Side, sessions: int, rounds: in
     with tempfile.TemporaryDirectory(prefix=f"eve-server-load-{frontend.name}-") as folder:
         process, url = await load._start_server(side, Path(folder) / "current.db")
         try:
-            wire = await load._wire(url, side)
-            side = load.replace(side, name="eve-wire", eve_py=load._imported_from(side), wire=wire)
+            wire, api = await load._wire(url, side)
+            side = load.replace(side, name="eve-wire", eve_py=load._imported_from(side), wire=wire, api=api)
             print(load._describe(side, process.pid), file=sys.stderr)
-            await load._warm_up(url, side.wire)
+            await load._warm_up(url, side)
             async with load._client(url) as client:
                 for _ in range(5):
                     await frontend.answer(client, await frontend.park(client))

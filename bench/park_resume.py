@@ -33,6 +33,16 @@ tree's runs trace (a run without `--trace` on a tree with tracing is the no-prov
 With `--without-otel`, the OpenTelemetry API cannot be imported in the current tree's runs (as
 if `opentelemetry-api` were not installed): the cost of tracing's hooks when the API is absent.
 
+With `--wires`, the park and resume run on `MemorySessionStore` in this process, and then what
+every stream read does with the stored events is timed for both of the server's eve wires, in
+alternating repeats (`time.process_time`): eve 0.80.1's (version 26, one stored event per line)
+and eve 1.0's (version 27, `V27Lines` over the same events). Two reads per session, as a
+frontend makes them: the whole log (a page that loads the session), and the answered turn's
+part from the answer's `startIndex` (which on v27 first replays the events before it through
+the renderer, as the server's `_v27_lines` does, with no output), that read again with the
+renderer a read before it left at that index (what the server keeps, so nothing is replayed).
+Printed: microseconds per session for each read on each wire, and v27 / v26.
+
 Without `--store`, the SQLite run and the baseline run (the same flow on `MemorySessionStore`)
 each run in a fresh child process, so neither sees the other's heap, and the ratio
 sqlite/memory is printed.
@@ -61,6 +71,7 @@ import anyio
 from eve_py import Agent, Runtime, load_agent
 from eve_py.agent import load_mock_model
 from eve_py.models import Model
+from eve_py.protocol.events import Event
 from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
 from eve_py.testing import MockModel
 
@@ -417,6 +428,70 @@ def compare(
     return 0
 
 
+def encode_wires(events: list[list[Event]], starts: list[int], repeats: int) -> dict[str, dict[str, float]]:
+    """Microseconds of CPU per session that each wire's encoding spends on two reads of every
+    session's log: `whole` (from 0) and `tail` (from the answer's index in `starts`); see `--wires`.
+    The wires alternate, `repeats` times each; the median of the repeats is kept."""
+    from eve_py.server._eve_v27 import V27Encoding, V27Lines, stored_json
+    from eve_py.server._stream import Encoding
+
+    def v26(log: list[Event], start: int) -> bytes:
+        return Encoding().encode(log[start:])
+
+    def v27(log: list[Event], start: int) -> bytes:
+        lines = V27Lines()
+        for event in log[:start]:
+            lines.line(stored_json(event))
+        return V27Encoding(lines).encode(log[start:])
+
+    def primed(log: list[Event], start: int) -> V27Lines:
+        lines = V27Lines()
+        for event in log[:start]:
+            lines.line(stored_json(event))
+        return lines
+
+    reads = ("whole", "tail", "kept")
+    samples: dict[str, dict[str, list[float]]] = {w: {read: [] for read in reads} for w in ("v26", "v27")}
+    for _ in range(repeats):
+        for wire, encode in (("v26", v26), ("v27", v27)):
+            for read in reads:
+                pairs = list(zip(events, starts, strict=True))
+                kept = [primed(log, start) for log, start in pairs] if wire == "v27" and read == "kept" else None
+                began = time.process_time()
+                for index, (log, start) in enumerate(pairs):
+                    if kept is not None:  # the renderer the read before left at `start`: nothing replayed
+                        V27Encoding(kept[index]).encode(log[start:])
+                    else:
+                        encode(log, 0 if read == "whole" else start)
+                samples[wire][read].append((time.process_time() - began) * 1e6 / len(events))
+    return {wire: {read: statistics.median(v) for read, v in got.items()} for wire, got in samples.items()}
+
+
+async def measure_wires(n: int, app: Path, repeats: int) -> dict[str, dict[str, float]]:
+    """Park and resume `n` sessions on the memory store, then time both wires' encoding of their logs."""
+    store = MemorySessionStore()
+    runtime = Runtime(load_agent(app), model=load_mock_model(app), store=store)
+    ids, _ = await park_all(runtime, n, 1)
+    starts = [(await store.load(session_id)).event_count for session_id in ids]
+    await resume_all(runtime, ids, 1)
+    events = [await store.read_events(session_id) for session_id in ids]
+    return encode_wires(events, starts, repeats)
+
+
+def report_wires(n: int, table: dict[str, dict[str, float]]) -> list[str]:
+    """Readable lines for `--wires`."""
+    lines = [f"stream encoding per session ({n} sessions, each parked once and answered once; CPU, median)"]
+    rows = (
+        ("whole", "the whole log"),
+        ("tail", "from the answer's startIndex"),
+        ("kept", "the same, renderer kept"),
+    )
+    for read, what in rows:
+        v26, v27 = table["v26"][read], table["v27"][read]
+        lines.append(f"  {what:<30} v26 {v26:8.1f} us   v27 {v27:8.1f} us   v27 / v26 {v27 / v26:5.2f}x")
+    return lines
+
+
 def record_spans() -> None:
     """Set an OpenTelemetry SDK tracer provider whose batch processor hands every span to an exporter that drops it."""
     from opentelemetry import trace
@@ -458,11 +533,18 @@ def main(argv: list[str] | None = None) -> int:
         help="run as if opentelemetry-api were not installed (with --baseline: the current tree only)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds with --baseline (default 3)")
+    parser.add_argument(
+        "--wires", action="store_true", help="time the eve wires' stream encoding, v27 against v26 (see above)"
+    )
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.concurrency < 1:
         parser.error("sessions and --concurrency must be at least 1")
     if args.expires_after is not None and not args.expires_after > 0:
         parser.error("--expires-after must be a positive number of seconds")
+    if args.wires:
+        table = anyio.run(measure_wires, args.sessions, args.app, args.rounds)
+        print(json.dumps(table) if args.json else "\n".join(report_wires(args.sessions, table)))
+        return 0
     if args.baseline is not None:
         return compare(
             args.baseline,

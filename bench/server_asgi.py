@@ -11,10 +11,11 @@ taskset -c 0 .venv/bin/python bench/server_asgi.py --sessions 1 --rounds 200   #
 ```
 
 `create_app` on the fixture app (its mock model, a bearer token), run in its lifespan in this
-process, and N sessions at once each doing `server_load.py`'s round through ASGI calls: `POST
-/session`, `GET .../stream` from its `startIndex` until the turn parks, `POST` the picker's
-answer, the stream again until the turn completes (each stream ends as a client's does: the
-client leaves at the turn boundary, `http.disconnect`). No sockets, no HTTP parsing: what is
+process, and N sessions at once each doing `server_load.py`'s round through ASGI calls, on eve
+1.0's wire (`--wire v27`, the default) or eve 0.80.1's (`--wire v26`): `POST /session`, `GET
+.../stream` from its `startIndex` until the turn parks, `POST` the picker's answer, the stream
+again until the turn completes (each stream ends as a client's does: the client leaves at the
+turn boundary, `http.disconnect`). No sockets, no HTTP parsing: what is
 measured is Starlette, the server's routes, hub and stream readers, the engine and the store.
 Each round prints the **process CPU per round** (`time.process_time`: the loop's thread and the
 store's writer and worker threads, this driver's own small share included) and the garbage
@@ -43,12 +44,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _wires import MESSAGE, Wire, answer_body, asked, boundary, reply  # bench/ is first on sys.path
 
 REPO = Path(__file__).resolve().parent.parent
 APP = REPO / "fixtures" / "agent-tools-hitl"
 TOKEN = "bench-token-server-asgi"
-ANSWER = {"pickedIds": ["tpl_blue"]}
-EXPECTED = "Recorded your pick: tpl_blue."
+WIRE: Wire = "v27"
+"""The eve wire the rounds speak (`--wire`): eve 1.0's on `/eve/v1`, or eve 0.80.1's on `/v26/eve/v1`."""
 
 
 class _Call:
@@ -106,10 +108,14 @@ async def _post(app: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
     return accepted
 
 
+def _api() -> str:
+    return "/eve/v1" if WIRE == "v27" else "/v26/eve/v1"
+
+
 async def _stream(app: Any, session_id: str, start: int) -> list[dict[str, Any]]:
-    """The events from `start` up to the turn boundary; then the client leaves."""
-    call = _Call("GET", f"/eve/v1/session/{session_id}/stream", query=f"startIndex={start}".encode())
-    events: list[dict[str, Any]] = []
+    """The lines from `start` up to the turn boundary (`_wires.boundary`); then the client leaves."""
+    call = _Call("GET", f"{_api()}/session/{session_id}/stream", query=f"startIndex={start}".encode())
+    lines: list[dict[str, Any]] = []
     async with anyio.create_task_group() as group:
         group.start_soon(app, call.scope, call.receive, call.send)
         pending = b""
@@ -118,26 +124,21 @@ async def _stream(app: Any, session_id: str, start: int) -> list[dict[str, Any]]
             call.arrived = anyio.Event()
             pending += b"".join(call.chunks)
             call.chunks.clear()
-            *lines, pending = pending.split(b"\n")
-            events += [json.loads(line) for line in lines if line.strip()]
-            if events and events[-1]["type"] in ("turn.waiting", "session.waiting"):
+            *complete, pending = pending.split(b"\n")
+            arrived = [json.loads(line) for line in complete if line.strip()]
+            lines += arrived
+            if any(boundary(WIRE, line) for line in arrived):
                 break
         call.gone.set()
-    return events
+    return lines
 
 
 async def _round(app: Any) -> None:
-    accepted = await _post(app, "/eve/v1/session", {"message": "help me pick a template"})
+    accepted = await _post(app, f"{_api()}/session", {"message": MESSAGE})
     session_id = accepted["sessionId"]
-    parked = await _stream(app, session_id, accepted["startIndex"])
-    asked = [e for e in parked if e["type"] == "input.requested"]
-    request_id = asked[0]["data"]["requests"][0]["requestId"]
-    answer = {"inputResponses": [{"requestId": request_id, "value": ANSWER}]}
-    accepted = await _post(app, f"/eve/v1/session/{session_id}", answer)
-    done = await _stream(app, session_id, accepted["startIndex"])
-    said = [e["data"]["message"] for e in done if e["type"] == "message.completed"]
-    if not said or said[-1] != EXPECTED:
-        raise RuntimeError(f"session {session_id} ended with {said[-1:]!r}")
+    request_id = asked(WIRE, session_id, await _stream(app, session_id, accepted["startIndex"]))
+    accepted = await _post(app, f"{_api()}/session/{session_id}", answer_body(WIRE, request_id))
+    reply(WIRE, session_id, await _stream(app, session_id, accepted["startIndex"]))
 
 
 class _Collections:
@@ -258,7 +259,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--layers", action="store_true", help="profile the last round, shares by eve-py module")
     parser.add_argument("--freeze", action="store_true", help="gc.freeze() once the app has started")
+    parser.add_argument("--wire", choices=["v26", "v27"], default="v27", help="the eve wire spoken (default v27)")
     args = parser.parse_args()
+    global WIRE
+    WIRE = args.wire
     sys.path.insert(0, str(REPO))
     profile = cProfile.Profile() if args.layers else None
     anyio.run(run, args.store, args.sessions, args.rounds, profile, args.freeze)

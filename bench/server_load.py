@@ -95,20 +95,16 @@ import anyio
 import httpcore
 import httpx
 from _h11_client import H11Client  # bench/ is the script's directory, first on sys.path
+from _wires import ANSWER, EXPECTED, MESSAGE, TurnError, Wire, answer_body, asked, boundary, reply
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
 REPO = Path(__file__).resolve().parent.parent
 APP = Path("fixtures") / "agent-tools-hitl"
-API = "/eve/v1"
 TOKEN = "bench-token-server-load"
-MESSAGE = "help me pick a template"
-ANSWER = {"pickedIds": ["tpl_blue"]}
-EXPECTED = "Recorded your pick: tpl_blue."
+__all__ = ("ANSWER", "EXPECTED", "MESSAGE", "TurnError", "Side", "main")  # the frontend rounds use these
 DEFAULT_BASELINE = "8ba4647"
 TIMEOUT_S = 120.0
-
-Wire = Literal["old", "new"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,7 +117,10 @@ class Side:
     commit: str
     dirty: bool
     eve_py: str = ""
-    wire: Wire = "new"
+    wire: Wire = "v27"
+    """The wire its frontends speak: asked for by `--wire` (or `--compare-wires`), then what the server offers."""
+    api: str = "/eve/v1"
+    """The route prefix of that wire."""
     parser: str = ""
     """The HTTP parser uvicorn uses for it (see `_server_env`)."""
 
@@ -172,10 +171,6 @@ RATIOS: tuple[tuple[str, str, bool], ...] = (
     ("server RSS with all parked", "server_rss_parked_mib", False),
     ("server RSS after", "server_rss_after_mib", False),
 )
-
-
-class TurnError(Exception):
-    """A request or turn that did not go as expected."""
 
 
 # --- git ---------------------------------------------------------------------------------------
@@ -309,15 +304,20 @@ async def _stop_server(process: Process) -> None:
     await process.aclose()
 
 
-async def _wire(url: str, side: Side) -> Wire:
-    """Which wire the server speaks, from its `/health` body."""
+async def _wire(url: str, side: Side) -> tuple[Wire, str]:
+    """The wire the side's frontends speak and its route prefix: `side.wire` if the server offers it
+    (eve 1.0's on `/eve/v1` once eve 0.80.1's moved under `/v26`), else the newest it has, from
+    `/health` bodies."""
     async with httpx.AsyncClient(base_url=url, timeout=30.0) as client:
-        response = await client.get(f"{API}/health")
+        legacy = await client.get("/v26/eve/v1/health")
+        if legacy.status_code == 200:
+            return ("v27", "/eve/v1") if side.wire == "v27" else ("v26", "/v26/eve/v1")
+        response = await client.get("/eve/v1/health")
     body = response.json()
     if response.status_code == 200 and body.get("status") == "ok" and "agent" in body:
-        return "old"
+        return "old", "/eve/v1"
     if response.status_code == 200 and body.get("status") == "ready" and "workflowId" in body:
-        return "new"
+        return "v26", "/eve/v1"
     raise RuntimeError(f"{side.name}: unexpected /health answer {response.status_code} {body!r}")
 
 
@@ -422,55 +422,37 @@ async def _post(client: Frontend, path: str, body: dict[str, Any]) -> dict[str, 
     return accepted
 
 
-async def _stream(client: Frontend, session_id: str, start: int) -> list[dict[str, Any]]:
-    """The session's events from `start` up to a turn boundary or the end of the response."""
-    events: list[dict[str, Any]] = []
-    path = f"{API}/session/{session_id}/stream"
+async def _stream(client: Frontend, side: Side, session_id: str, start: int) -> list[dict[str, Any]]:
+    """The session's lines from `start` up to a turn boundary (see `_wires.boundary`) or the end of the response."""
+    lines: list[dict[str, Any]] = []
+    path = f"{side.api}/session/{session_id}/stream"
     async with client.stream("GET", path, params={"startIndex": start}) as response:
         if response.status_code != 200:
             await response.aread()
             raise TurnError(f"GET {path}: {response.status_code} {response.text[:300]}")
-        async for line in response.aiter_lines():
-            if not line.strip():
+        async for text in response.aiter_lines():
+            if not text.strip():
                 continue
-            event = json.loads(line)
-            events.append(event)
-            if event.get("type") in ("turn.waiting", "session.waiting"):
+            line = json.loads(text)
+            lines.append(line)
+            if boundary(side.wire, line):
                 break
-    return events
+    return lines
 
 
-async def _park(client: Frontend) -> tuple[str, str]:
-    """Create a session whose turn parks on the picker; (session id, request id)."""
-    accepted = await _post(client, f"{API}/session", {"message": MESSAGE})
+async def _park(client: Frontend, side: Side) -> tuple[str, str]:
+    """Create a session whose turn parks on the picker; (session id, request or interaction id)."""
+    accepted = await _post(client, f"{side.api}/session", {"message": MESSAGE})
     session_id = accepted["sessionId"]
-    events = await _stream(client, session_id, accepted["startIndex"])
-    types = [event.get("type") for event in events]
-    asked = [event for event in events if event.get("type") == "input.requested"]
-    if len(asked) != 1 or not any(t in ("turn.waiting", "session.waiting") for t in types):
-        raise TurnError(f"session {session_id} did not park on one question: {types}")
-    requests = asked[0].get("data", {}).get("requests") or [{}]
-    request_id = requests[0].get("requestId")
-    if len(requests) != 1 or not isinstance(request_id, str):
-        raise TurnError(f"session {session_id}: unexpected input.requested {asked[0]!r}")
-    return session_id, request_id
+    return session_id, asked(side.wire, session_id, await _stream(client, side, session_id, accepted["startIndex"]))
 
 
-async def _answer(client: Frontend, session_id: str, request_id: str, wire: Wire) -> float:
+async def _answer(client: Frontend, side: Side, session_id: str, request_id: str) -> float:
     """Answer the picker and follow the turn to its end; the time until the `202`, in ms."""
     started = time.perf_counter()
-    body = {"inputResponses": [{"requestId": request_id, "value": ANSWER}]}
-    accepted = await _post(client, f"{API}/session/{session_id}", body)
+    accepted = await _post(client, f"{side.api}/session/{session_id}", answer_body(side.wire, request_id))
     post_ms = (time.perf_counter() - started) * 1000
-    events = await _stream(client, session_id, accepted["startIndex"])
-    types = [event.get("type") for event in events]
-    completed = [event for event in events if event.get("type") == "turn.completed"]
-    if not completed or completed[-1].get("data", {}).get("status", "completed") != "completed":
-        raise TurnError(f"session {session_id}: the answered turn did not complete: {types}")
-    messages = [event.get("data", {}) for event in events if event.get("type") == "message.completed"]
-    text = messages[-1].get("message" if wire == "new" else "text") if messages else None
-    if text != EXPECTED:
-        raise TurnError(f"session {session_id}: the turn ended with {text!r}, not {EXPECTED!r}: {types}")
+    reply(side.wire, session_id, await _stream(client, side, session_id, accepted["startIndex"]))
     return post_ms
 
 
@@ -504,16 +486,16 @@ def _memory_mib(pid: int) -> tuple[float, float]:
     return fields["VmRSS"], fields["VmHWM"]
 
 
-async def _warm_up(url: str, wire: Wire) -> None:
+async def _warm_up(url: str, side: Side) -> None:
     """A few sessions one at a time: imports, validators, the database file."""
     async with _frontend(url) as client:
         for _ in range(5):
             with anyio.fail_after(TIMEOUT_S):
-                session_id, request_id = await _park(client)
-                await _answer(client, session_id, request_id, wire)
+                session_id, request_id = await _park(client, side)
+                await _answer(client, side, session_id, request_id)
 
 
-async def _idle(url: str, wire: Wire, answers: int) -> list[float]:
+async def _idle(url: str, side: Side, answers: int) -> list[float]:
     """One client answering one session at a time on an idle server; each answer `POST`'s time until its `202`, in ms.
 
     Each session parks first; then `GET /health` leaves a kept-alive connection in the client's pool
@@ -524,10 +506,10 @@ async def _idle(url: str, wire: Wire, answers: int) -> list[float]:
     async with _frontend(url) as client:
         for _ in range(answers):
             with anyio.fail_after(TIMEOUT_S):
-                session_id, request_id = await _park(client)
-                (await client.get(f"{API}/health")).raise_for_status()
+                session_id, request_id = await _park(client, side)
+                (await client.get(f"{side.api}/health")).raise_for_status()
                 await anyio.sleep(0.02)
-                post_ms.append(await _answer(client, session_id, request_id, wire))
+                post_ms.append(await _answer(client, side, session_id, request_id))
     return post_ms
 
 
@@ -552,7 +534,7 @@ async def _round(side: Side, process: Process, url: str, sessions: int, number: 
             started = time.perf_counter()
             try:
                 with anyio.fail_after(TIMEOUT_S):
-                    parked[index] = await _park(clients[index])
+                    parked[index] = await _park(clients[index], side)
                 requests += 2
                 park_ms.append((time.perf_counter() - started) * 1000)
             except Exception as exc:
@@ -565,7 +547,7 @@ async def _round(side: Side, process: Process, url: str, sessions: int, number: 
             started = time.perf_counter()
             try:
                 with anyio.fail_after(TIMEOUT_S):
-                    post_ms.append(await _answer(clients[index], session_id, request_id, side.wire))
+                    post_ms.append(await _answer(clients[index], side, session_id, request_id))
                 requests += 2
                 complete_ms.append((time.perf_counter() - started) * 1000)
             except Exception as exc:
@@ -641,17 +623,18 @@ async def run(
                 eve_py = _imported_from(side)
                 process, url = await _start_server(side, Path(folder) / f"{side.name}.db")
                 started.append((side, process, url))  # stopped below whatever happens next
-                side = replace(side, eve_py=eve_py, wire=await _wire(url, side), parser=_parser(side))
+                wire, api = await _wire(url, side)
+                side = replace(side, eve_py=eve_py, wire=wire, api=api, parser=_parser(side))
                 started[-1] = (side, process, url)
                 print(_describe(side, process.pid), file=sys.stderr)
             for side, _, url in started:
-                await _warm_up(url, side.wire)
+                await _warm_up(url, side)
             results = [
                 await _round(side, process, url, sessions, number)
                 for number in range(1, rounds + 1)
                 for side, process, url in started
             ]
-            idle = {side.name: await _idle(url, side.wire, idle_answers) for side, _, url in started if idle_answers}
+            idle = {side.name: await _idle(url, side, idle_answers) for side, _, url in started if idle_answers}
             return [side for side, _, _ in started], results, idle
         finally:
             for _, process, _ in started:
@@ -666,7 +649,7 @@ def _describe(side: Side, pid: int) -> str:
     health = '{ok, status: "ok", agent}' if side.wire == "old" else '{ok, status: "ready", workflowId}'
     return (
         f"{side.name}: {side.ref} ({side.commit[:10]}{dirty}), pid {pid}, eve_py from {side.eve_py}, "
-        f"{side.wire} wire (/health {health}), HTTP parsed by {side.parser}"
+        f"{side.wire} wire on {side.api} (/health {health}), HTTP parsed by {side.parser}"
     )
 
 
@@ -789,6 +772,17 @@ def main() -> int:
         metavar="FILE",
         help="run the current server under cProfile (its loop's thread), statistics to FILE when it stops",
     )
+    parser.add_argument(
+        "--wire",
+        choices=["v26", "v27"],
+        default="v27",
+        help="the wire both sides speak where the server offers it (default v27, eve 1.0's; v26 is eve 0.80.1's)",
+    )
+    parser.add_argument(
+        "--compare-wires",
+        action="store_true",
+        help="two servers of the current code: eve 1.0's wire (current) against eve 0.80.1's (baseline)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--ai-sdk", action="store_true", help="POST /ai-sdk/chat against eve's wire (no baseline)")
     parser.add_argument("--ag-ui", action="store_true", help="POST /ag-ui against eve's wire (no baseline)")
@@ -813,9 +807,14 @@ def main() -> int:
     sides: list[Side] = []
     with ExitStack() as stack:  # the worktrees go whatever happens
         try:
-            if not args.no_baseline:
-                sides.append(stack.enter_context(worktree("baseline", args.baseline)))
-            sides.append(stack.enter_context(worktree("current", args.current)) if args.current else _working_tree())
+            current = stack.enter_context(worktree("current", args.current)) if args.current else _working_tree()
+            current = replace(current, wire=args.wire)
+            if args.compare_wires:
+                sides.append(replace(current, name="baseline", wire="v26"))
+                current = replace(current, wire="v27")
+            elif not args.no_baseline:
+                sides.append(replace(stack.enter_context(worktree("baseline", args.baseline)), wire=args.wire))
+            sides.append(current)
         except subprocess.CalledProcessError as exc:
             print(f"{' '.join(exc.cmd)}: {exc.stderr.strip()}", file=sys.stderr)
             return 2

@@ -41,3 +41,8 @@ class Recent(Generic[K, V]):
             self._items.move_to_end(key)
             if len(self._items) > self._size:
                 self._items.popitem(last=False)
+
+    def take(self, key: K) -> V | None:
+        """Remove the value kept for `key` and return it (None if there is none)."""
+        with self._lock:
+            return self._items.pop(key, None)

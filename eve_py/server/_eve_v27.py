@@ -29,7 +29,7 @@ rendering a line costs a dictionary lookup or two.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pydantic_core
@@ -612,16 +612,25 @@ class V27Encoding(Encoding):
 
     Args:
         lines: A renderer that has read every stored event before the response's first line.
+        keep: Called with the renderer once the response ends, at the position it reached (the
+            server keeps it for the session's next read from there, which then replays nothing).
     """
 
     opening = _HEARTBEAT
     heartbeat = _HEARTBEAT
     ended = _STREAM_ENDED
 
-    def __init__(self, lines: V27Lines) -> None:
+    def __init__(self, lines: V27Lines, keep: Callable[[V27Lines], None] | None = None) -> None:
         super().__init__()
         self.lease_ended = _LEASE_ENDED
         self.lines = lines
+        self._keep = keep
+
+    def finish(self) -> None:
+        """Hand the renderer to `keep`."""
+        if self._keep is not None:
+            self._keep(self.lines)
+            self._keep = None
 
     def encode(self, events: list[Event]) -> bytes:
         """The v27 lines of the next stored events, one per event."""

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from eve_py._camel import CamelModel
+from eve_py._lru import Recent
 from eve_py.errors import (
     ApiError,
     AuthenticationError,
@@ -123,6 +124,9 @@ class Api:
         self.closing = False
         self.listeners: TaskGroup | None = None
         """Where streams' disconnect listeners run: a task group the app's lifespan owns."""
+        self.renderers: Recent[str, V27Lines] = Recent(1024)
+        """Each recently read session's v27 renderer where its last read ended, for a read from there
+        (a frontend reads from the `startIndex` of its next `202`): taken by one reader at a time."""
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -486,7 +490,9 @@ class Api:
         version = STREAM_VERSION
         if wire_of(request) == 27:
             try:
-                encoding = V27Encoding(await self._v27_lines(session_id, start))
+                encoding = V27Encoding(
+                    await self._v27_lines(session_id, start), lambda lines: self.renderers.put(session_id, lines)
+                )
             except BaseException:
                 self.hub.unsubscribe(subscriber)
                 raise
@@ -507,7 +513,11 @@ class Api:
         return EventStreamResponse(body, subscriber, headers, self.listeners, self.hub.unsubscribe)
 
     async def _v27_lines(self, session_id: str, start: int) -> V27Lines:
-        """A v27 renderer that has read the session's first `start` stored events."""
+        """A v27 renderer that has read the session's first `start` stored events: the one the
+        session's last read left there, or a new one that reads them (their lines are not sent)."""
+        kept = self.renderers.take(session_id)
+        if kept is not None and kept.position == start:
+            return kept
         lines = V27Lines()
         if start > 0:
             earlier = self.hub.recent(session_id, 0, start)

@@ -106,6 +106,9 @@ class Encoding:
         """The NDJSON lines of stored events, one per event."""
         return b"".join(encode_event(event) for event in events)
 
+    def finish(self) -> None:
+        """The response's lines ended (however they ended): nothing more is encoded."""
+
 
 class StreamReader:
     """Reads one session's log for one response.
@@ -191,6 +194,7 @@ class StreamReader:
                         await self._on_quiet()
         finally:
             self._unsubscribe(self._subscriber)
+            encoding.finish()
 
 
 class EventStreamResponse(Response):
