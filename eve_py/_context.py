@@ -245,5 +245,6 @@ class ApprovalContext:
     """The tool's name as the model sees it."""
     tool_input: JsonObject
     """The call's input, as sent by the model and validated against the tool's input schema."""
-    approved_tools: frozenset[str]
-    """Names of tools a person already approved earlier in this session."""
+    remembered: bool = False
+    """Whether a person approved this tool's `once()` prompt earlier in the session, with no
+    later denial (what `once()` reads; eve 1.0 dropped 0.80.1's `approvedTools`)."""

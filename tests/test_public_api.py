@@ -86,6 +86,16 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "load_agent",
         "load_mock_model",
     ),
+    "eve_py.approval": (
+        "ApprovalContext",
+        "ApprovalPolicy",
+        "ApprovalStatus",
+        "Denied",
+        "RememberedAsk",
+        "always",
+        "never",
+        "once",
+    ),
     "eve_py.authoring": (
         "AgentDefinition",
         "ApprovalContext",

@@ -2,8 +2,8 @@
 
 from eve_py._context import ApprovalContext, Root, ToolContext
 from eve_py.authoring._agent import AgentDefinition, define_agent
+from eve_py.authoring._approval import ApprovalPolicy
 from eve_py.authoring._definition import (
-    ApprovalPolicy,
     DisabledTool,
     ToolDefinition,
     define_client_tool,

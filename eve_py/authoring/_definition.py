@@ -14,7 +14,7 @@ other two exist.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeAlias
@@ -24,11 +24,11 @@ from pydantic import BaseModel
 
 from eve_py._context import ApprovalContext
 from eve_py._json import JsonSchema, JsonValue
+from eve_py.authoring._approval import ApprovalPolicy, asks_never
 from eve_py.authoring._signature import ExecutorPlan, plan_executor
 from eve_py.errors import ToolDefinitionError, UsageError
 
 __all__ = (
-    "ApprovalPolicy",
     "ApproverPolicy",
     "DisabledTool",
     "SchemaLike",
@@ -39,9 +39,6 @@ __all__ = (
     "expiry_seconds",
     "schema_from",
 )
-
-ApprovalPolicy: TypeAlias = bool | Callable[[ApprovalContext], bool | Awaitable[bool]]
-"""`True` (always ask), `False` (never ask), or a sync/async callable deciding per call."""
 
 ApproverPolicy: TypeAlias = Sequence[str] | Callable[[ApprovalContext, str], bool]
 """Who may answer a call's approval: principal names (API token names), or `(ApprovalContext, principal) -> bool`."""
@@ -65,7 +62,7 @@ class ToolDefinition:
     client_resolved: bool = False
     """True when a person or client supplies the result instead of an executor."""
     needs_approval: ApprovalPolicy = False
-    """Whether a call must be approved by a person before the executor runs."""
+    """The approval policy (`approval` / `needs_approval`): whether a person approves a call before it runs."""
     to_model_output: Callable[[JsonValue], JsonValue] | None = None
     """Projects the executor's output to what the model sees; events keep the full output."""
     editable: bool = False
@@ -124,7 +121,7 @@ def expiry_seconds(value: object, *, what: str, error: type[UsageError] = ToolDe
 def _check_editable(editable: object, needs_approval: object) -> None:
     if not isinstance(editable, bool):
         raise ToolDefinitionError(f"define_tool: editable must be a bool, got {type(editable).__name__}")
-    if editable and needs_approval is False:
+    if editable and asks_never(needs_approval):
         raise ToolDefinitionError(
             "define_tool: editable=True lets the person approving a call change its input, so the tool needs "
             "needs_approval=True (or a policy); without approval nobody is asked"
@@ -142,7 +139,7 @@ def _check_approvers(
     """
     if isinstance(required, bool) or not isinstance(required, int) or required < 1:
         raise ToolDefinitionError(f"define_tool: approvals_required must be a whole number >= 1, got {required!r}")
-    if (approvers is not None or required > 1) and needs_approval is False:
+    if (approvers is not None or required > 1) and asks_never(needs_approval):
         raise ToolDefinitionError(
             "define_tool: approvers and approvals_required say who answers a call's approval, so the tool needs "
             "needs_approval=True (or a policy)"
@@ -174,11 +171,18 @@ def _check_description(description: object) -> str:
     return description
 
 
-def _check_approval(needs_approval: object) -> ApprovalPolicy:
-    if isinstance(needs_approval, bool) or callable(needs_approval):
-        return needs_approval
+def _check_approval(approval: object, needs_approval: object) -> ApprovalPolicy:
+    """The tool's one policy, from eve 1.0's `approval` or eve 0.80.1's `needs_approval` (not both)."""
+    if approval is not None and needs_approval is not False:
+        raise ToolDefinitionError(
+            "define_tool: pass approval=... (eve 1.0's name) or needs_approval=... (eve 0.80.1's), not both"
+        )
+    policy = needs_approval if approval is None else approval
+    if isinstance(policy, bool) or callable(policy):
+        return policy
     raise ToolDefinitionError(
-        f"needs_approval must be a bool or a callable taking an ApprovalContext, got {type(needs_approval).__name__}"
+        "define_tool: approval must be never(), always(), once(), a bool, or a callable taking an "
+        f"ApprovalContext, got {type(policy).__name__}"
     )
 
 
@@ -193,6 +197,7 @@ def define_tool(
     expires_after: float | timedelta | None = None,
     approvers: ApproverPolicy | None = None,
     approvals_required: int = 1,
+    approval: ApprovalPolicy | None = None,
 ) -> ToolDefinition:
     """Define a tool the server executes.
 
@@ -204,9 +209,8 @@ def define_tool(
         description: What the tool does, shown to the model.
         execute: The executor. Its keyword arguments are the model's validated input.
         output_schema: Optional schema of the executor's result (pydantic model or JSON Schema).
-        needs_approval: `True`, `False`, or a callable `(ApprovalContext) -> bool` (sync or
-            async). A call that needs approval parks as a `tool-approval` input request and
-            the executor runs only once a person approves.
+        needs_approval: eve 0.80.1's name for `approval`: `True`, `False`, or a callable
+            `(ApprovalContext) -> bool` (sync or async).
         to_model_output: Optional projection of the output shown to the model.
         editable: Let the person approving a call change its input: an approval may carry
             `edited_input` (valid for the model-facing input schema; resolver-filled parameters
@@ -222,11 +226,17 @@ def define_tool(
         approvals_required: How many distinct approvers must approve before the call runs (M of
             N); one denial denies it, each approval is recorded as it arrives (`input.approved`),
             the same principal approving twice is refused; not with `editable`.
+        approval: eve 1.0's approval policy (`eve_py.approval`): `never()` (the default),
+            `always()`, `once()` (ask once per tool and session; an approval covers later calls,
+            a denial replaces it), or a callable `(ApprovalContext) -> ApprovalStatus` (sync or
+            async) returning `"user-approval"`, `"not-applicable"`, `"approved"`, `"denied"`,
+            `Denied(reason)` or a bool. A call a person must approve parks as a `tool-approval`
+            input request and its executor runs only once approved; a denied call never runs.
 
     Raises:
         ToolDefinitionError: `execute` is missing or not callable, its signature cannot be
-            turned into a schema, `editable=True` or `expires_after` without `needs_approval`,
-            or another argument has the wrong type.
+            turned into a schema, `editable=True` or `expires_after` without an approval policy,
+            both `approval` and `needs_approval`, or another argument has the wrong type.
     """
     description = _check_description(description)
     if execute is None:
@@ -238,9 +248,10 @@ def define_tool(
         raise ToolDefinitionError(f"define_tool: execute must be callable, got {type(execute).__name__}")
     if to_model_output is not None and not callable(to_model_output):
         raise ToolDefinitionError("define_tool: to_model_output must be callable")
+    needs_approval = _check_approval(approval, needs_approval)
     _check_editable(editable, needs_approval)
     expires_after_s = expiry_seconds(expires_after, what="define_tool: expires_after")
-    if expires_after_s is not None and needs_approval is False:
+    if expires_after_s is not None and asks_never(needs_approval):
         raise ToolDefinitionError(
             "define_tool: expires_after bounds how long a call's approval waits, so the tool needs "
             "needs_approval=True (or a policy); without approval nothing waits"
@@ -253,7 +264,7 @@ def define_tool(
         input_schema=plan.input_schema,
         output_schema=None if output_schema is None else schema_from(output_schema, what="output_schema"),
         client_resolved=False,
-        needs_approval=_check_approval(needs_approval),
+        needs_approval=needs_approval,
         to_model_output=to_model_output,
         editable=editable,
         expires_after_s=expires_after_s,

@@ -14,6 +14,7 @@ from types import ModuleType
 
 from eve_py._loading import ImportTimedOut, LoadFailure, import_timeout, load_module
 from eve_py.authoring._agent import AgentDefinition
+from eve_py.authoring._approval import policy_name
 from eve_py.authoring._definition import DisabledTool, ToolDefinition
 from eve_py.compiler._checks import check_tool, shape_message
 from eve_py.compiler._discovery import discover_tool_files
@@ -273,8 +274,7 @@ def _manifest(
         if tool.name not in tools and tool.name not in disabled
     ]
     for name, (path, definition) in tools.items():
-        policy = definition.needs_approval
-        approval = "dynamic" if not isinstance(policy, bool) else ("always" if policy else "never")
+        approval = policy_name(definition.needs_approval)
         entries.append(
             ToolEntry(
                 name=name,

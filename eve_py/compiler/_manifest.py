@@ -20,8 +20,8 @@ class ToolEntry(CamelModel):
     client_resolved: bool
     needs_approval: bool
     """True when a call may need approval (always, or decided per call)."""
-    approval: Literal["never", "always", "dynamic"]
-    """`dynamic`: a callable decides per call."""
+    approval: Literal["never", "always", "once", "dynamic"]
+    """`once`: asks once per tool and session; `dynamic`: a callable decides per call."""
     editable: bool = False
     """True when the person approving a call may change its input."""
     source: str

@@ -45,6 +45,7 @@ async def accept(
     output_schema: JsonSchema | None,
     settle: bool,
     by: str,
+    delivery_id: str | None = None,
 ) -> tuple[SessionRecord, bool]:
     """Check `responses` against `record`'s parked batch and store them with `input.resolved`.
 
@@ -56,6 +57,7 @@ async def accept(
         output_schema: Replaces the turn's output schema when not None.
         settle: False keeps the batch open even when every approval is answered.
         by: Who answers (kept with each answer).
+        delivery_id: The delivery the answers came as (kept with `input.resolved`), if named.
 
     Returns:
         The stored record, and whether the batch settled (its results are computed next; the
@@ -107,11 +109,13 @@ async def accept(
     approver = functools.partial(may_approve, driver.tools, record)
     accepted = accept_answers(pending, responses, settle=settle, by=by, expired=expired, may_approve=approver)
     turn = record.turn.with_context(client_context, output_schema)
-    stored = await commit_acceptance(driver.writer, record.with_turn(turn), accepted)
+    stored = await commit_acceptance(driver.writer, record.with_turn(turn), accepted, delivery_id)
     return stored, accepted.settled
 
 
-async def commit_acceptance(writer: Writer, record: SessionRecord, accepted: Acceptance) -> SessionRecord:
+async def commit_acceptance(
+    writer: Writer, record: SessionRecord, accepted: Acceptance, delivery_id: str | None = None
+) -> SessionRecord:
     """Write what a parked batch accepted (answers, approvals, expiries) with its events, in one commit.
 
     Settled, the write need not be synced: the call's last write (its results) syncs it; not
@@ -121,18 +125,21 @@ async def commit_acceptance(writer: Writer, record: SessionRecord, accepted: Acc
         SessionConflictError: Another writer changed the session since `record` was read.
     """
     assert record.turn is not None and record.pending is not None, "only a parked batch accepts anything"
-    events = _accepted_events(record.turn, record.pending, accepted)
+    events = _accepted_events(record.turn, record.pending, accepted, delivery_id)
     answered = record.answer(accepted.pending, settled=accepted.settled)
     return await writer.commit(answered, events, durable=not accepted.settled)
 
 
-def _accepted_events(turn: TurnState, pending: PendingStep, accepted: Acceptance) -> list[Event]:
+def _accepted_events(
+    turn: TurnState, pending: PendingStep, accepted: Acceptance, delivery_id: str | None
+) -> list[Event]:
     """`input.resolved` (when a request ended), `input.approved` per approval short of its quorum, and
     `turn.waiting` when the batch stays open."""
     coords = {"sequence": turn.sequence, "turn_id": turn.turn_id, "step_index": pending.step_index}
     events: list[Event] = []
     if accepted.resolutions:
-        events.append(turn.stamp(InputResolvedData(**coords, resolutions=accepted.resolutions)))
+        resolved = InputResolvedData(**coords, resolutions=accepted.resolutions, delivery_id=delivery_id)
+        events.append(turn.stamp(resolved))
     for request in pending.requests:
         if (names := accepted.approvals.get(request.request_id)) is not None:
             required = request.approvals_required or 1
@@ -156,7 +163,7 @@ def may_approve(tools: Mapping[str, ResolvedTool], record: SessionRecord, reques
         call_id=action.call_id,
         tool_name=action.tool_name,
         tool_input=action.input,
-        approved_tools=frozenset(record.approved_tools),
+        remembered=action.tool_name in record.approved_tools,
     )
     return tool.may_approve(context, by)
 

@@ -29,6 +29,7 @@ import pydantic
 from eve_py._camel import describe_validation_error
 from eve_py._context import SILENT, ApprovalContext, ClientFeature, LogLevel, Root, ToolChannel, ToolContext
 from eve_py._json import JsonValue, to_json_value
+from eve_py.authoring._approval import ApprovalDecision
 from eve_py.authoring._signature import NeedsInput
 from eve_py.errors import ToolError
 from eve_py.harness._commit import Writer
@@ -260,17 +261,17 @@ def _stored(value: object) -> JsonValue:
     return to_json_value(value if blocks is None else blocks)
 
 
-async def _needs_approval(record: SessionRecord, call: ToolCallPart, tool: ResolvedTool) -> bool | Exception:
-    """The tool's approval policy for this call, or the error it raised."""
+async def _approval(record: SessionRecord, call: ToolCallPart, tool: ResolvedTool) -> ApprovalDecision | Exception:
+    """The tool's approval policy's decision for this call, or the error it raised."""
     approval_ctx = ApprovalContext(
         session_id=record.id,
         call_id=call.tool_call_id,
         tool_name=call.tool_name,
         tool_input=call.input,
-        approved_tools=frozenset(record.approved_tools),
+        remembered=call.tool_name in record.approved_tools,
     )
     try:
-        return await tool.approval_required(approval_ctx)
+        return await tool.approval(approval_ctx)
     except Exception as exc:
         return exc
 
@@ -302,9 +303,11 @@ async def run_step_calls(
     """
     plan, undecided = triage(assistant, tools, unparsed)
     for call, tool in undecided:
-        decide(plan, call, tool, await _needs_approval(record, call, tool))
+        decide(plan, call, tool, await _approval(record, call, tool))
     rejected = [
-        action_result(turn, step_index, call, result.output, "failed", "INVALID_TOOL_CALL")
+        action_result(turn, step_index, call, denied, "rejected", "TOOL_EXECUTION_DENIED")
+        if (denied := plan.denied.get(call.tool_call_id)) is not None
+        else action_result(turn, step_index, call, result.output, "failed", "INVALID_TOOL_CALL")
         for call in assistant.tool_calls
         if (result := plan.results.get(call.tool_call_id)) is not None
     ]

@@ -182,6 +182,7 @@ class Session:
         output_schema: JsonSchema | None = None,
         settle: bool = True,
         by: str = "local",
+        delivery_id: str | None = None,
     ) -> TurnResult:
         """Answer open input requests of the parked batch, then continue the turn.
 
@@ -200,6 +201,9 @@ class Session:
                 must stay open.
             by: Who answers: recorded with each answer (`input.resolved`'s `answeredBy`). The
                 HTTP API passes the caller's token name.
+            delivery_id: The id of the delivery these answers came as, recorded with their
+                `input.resolved` (eve 1.0's wire names it in `delivery.*` facts; the HTTP API passes
+                the one an `idempotencyKey` names). None: derived from the event's id.
 
         Raises:
             SessionNotWaitingError: The session has no open input request.
@@ -219,7 +223,9 @@ class Session:
         checked = [as_response(r) for r in responses]
         check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
         driver, context = self._new_driver(), context_text(client_context)
-        accepted = functools.partial(accept, driver, responses=checked, client_context=context, settle=settle, by=by)
+        accepted = functools.partial(
+            accept, driver, responses=checked, client_context=context, settle=settle, by=by, delivery_id=delivery_id
+        )
         try:
             record, settled = await self._on_record(driver, functools.partial(accepted, output_schema=output_schema))
         except RequestExpiredError:

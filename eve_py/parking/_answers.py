@@ -187,6 +187,10 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
     if request.response_schema is not None:
         value = response.value
         picks = pick_field(request)
+        if value is None and option_id is None and response.text is not None and picks is not None:
+            # eve 1.0's client answers a picker by `text` too: an option's id, label or number picks it.
+            option_id = match_option(request, response.text)
+            response = response if option_id is None else response.model_copy(update={"option_id": option_id})
         if value is None and option_id is not None and picks is not None:
             # A select client (eve's own sends only optionId) picked an option: that is the value.
             field, many = picks
@@ -195,8 +199,9 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
             try:
                 value = strict_loads(response.text)
             except ValueError as exc:
+                matches = "matches no option and " if picks is not None else ""
                 raise _invalid(
-                    request, f"it needs a value matching the request's schema; text is not JSON ({exc})"
+                    request, f"it needs a value matching the request's schema; text {matches}is not JSON ({exc})"
                 ) from None
         if value is None:
             raise _invalid(request, "it needs a value matching the request's schema")
@@ -212,7 +217,8 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
                 raise _invalid(
                     request, f"{picks[0]} names options that are not offered: {unknown} (offered: {offered})"
                 )
-        return response.model_copy(update={"value": value, "text": None if response.value is None else response.text})
+        keep_text = response.value is not None
+        return response.model_copy(update={"value": value, "text": response.text if keep_text else None})
 
     if response.value is not None and request.kind == "question":
         raise _invalid(request, "this question takes optionId or text, not value (it declares no schema)")

@@ -67,11 +67,12 @@ def client_request(call: ToolCallPart, tool: ResolvedTool) -> InputRequest:
     )
 
 
-def approval_request(call: ToolCallPart, tool: ResolvedTool) -> InputRequest:
+def approval_request(call: ToolCallPart, tool: ResolvedTool, *, remember: bool = False) -> InputRequest:
     """The request for a call that needs a person's approval before its executor runs.
 
     An editable tool's request carries its model-facing input schema (`edit_schema`), so an
-    approval's edit is checked with the request alone.
+    approval's edit is checked with the request alone; `remember` (a `once()` prompt) marks an
+    answer the session remembers for the tool.
     """
     return InputRequest.trusted(  # from the call's validated input and the compiled tool
         request_id=call.tool_call_id,
@@ -84,6 +85,7 @@ def approval_request(call: ToolCallPart, tool: ResolvedTool) -> InputRequest:
         edit_schema=tool.input_schema if tool.editable else None,
         approvers=list(tool.approvers) if isinstance(tool.approvers, tuple) else None,
         approvals_required=tool.approvals_required if tool.approvals_required > 1 else None,
+        remember=remember or None,
     )
 
 

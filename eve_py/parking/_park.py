@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from eve_py._json import JsonValue
+from eve_py.authoring._approval import ApprovalDecision
+from eve_py.parking._answers import denied_output
 from eve_py.parking._build import approval_request, client_request, elicitation_request
-from eve_py.parking._results import error_result, input_problem
+from eve_py.parking._results import denial, error_result, input_problem
 from eve_py.protocol import Event
 from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolResultPart
 from eve_py.protocol.payloads import InputRequestedData, TurnWaitingData
@@ -42,6 +45,8 @@ class StepPlan:
     """The calls announced in `actions.requested` (every call to an executable tool)."""
     reports: dict[str, int] = field(default_factory=dict)
     """Progress reports and log entries each parked call made before it parked (`PendingStep.reports`)."""
+    denied: dict[str, JsonValue] = field(default_factory=dict)
+    """Calls their approval policy denied, by call id: the `action.result` output (their `results` say why)."""
 
     def pending(self, turn_id: str, step_index: int, assistant: AssistantMessage) -> PendingStep:
         """The step as it parks (or, with no requests, as it completes): its results and its batch."""
@@ -95,13 +100,18 @@ def triage(
     return plan, undecided
 
 
-def decide(plan: StepPlan, call: ToolCallPart, tool: ResolvedTool, needs_approval: bool | Exception) -> None:
-    """Record an executable call's approval decision in `plan`: park it, run it, or fail it (policy error)."""
-    if isinstance(needs_approval, Exception):
-        message = f"The approval policy of {call.tool_name!r} failed: {needs_approval}"
+def decide(plan: StepPlan, call: ToolCallPart, tool: ResolvedTool, decision: ApprovalDecision | Exception) -> None:
+    """Record an executable call's approval decision in `plan`: park it, run it, deny it, or fail it
+    (the policy raised)."""
+    if isinstance(decision, Exception):
+        message = f"The approval policy of {call.tool_name!r} failed: {decision}"
         plan.results[call.tool_call_id] = error_result(call, message)
-    elif needs_approval:
-        plan.parked[call.tool_call_id] = [approval_request(call, tool)]
+    elif decision.outcome == "ask":
+        plan.parked[call.tool_call_id] = [approval_request(call, tool, remember=decision.remember)]
+    elif decision.outcome == "deny":
+        message = denied_output(decision.reason)
+        plan.results[call.tool_call_id] = error_result(call, message)
+        plan.denied[call.tool_call_id] = denial(message, {"policy": "approval", "status": "denied"})
     else:
         plan.runnable.append((call, tool))
 

@@ -16,7 +16,15 @@ from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.turns import TurnState
 from eve_py.tools._resolved import ResolvedTool
 
-__all__ = ("EDITED_NOTE", "action_result", "edited_result", "error_result", "input_problem", "step_messages")
+__all__ = (
+    "EDITED_NOTE",
+    "action_result",
+    "denial",
+    "edited_result",
+    "error_result",
+    "input_problem",
+    "step_messages",
+)
 
 EDITED_NOTE = "A person changed this call's input when approving it; the tool ran with ranWith, not with your input."
 """What the model is told about a call a person edited (beside the input that ran)."""
@@ -26,6 +34,17 @@ def step_messages(pending: PendingStep) -> list[AssistantMessage | ToolMessage]:
     """The assistant message and one tool message with exactly one result per call, in call order."""
     parts = [pending.results[call.tool_call_id] for call in pending.assistant.tool_calls]
     return [pending.assistant, ToolMessage(content=parts)]
+
+
+def denial(message: str, approval: JsonObject) -> JsonValue:
+    """A denied call's `action.result` output: `{approval, code: TOOL_EXECUTION_DENIED, message, tool}`.
+
+    Args:
+        message: What the model is told (`denied_output`).
+        approval: Who denied: `{requestId, status}` for a person's answer, `{policy: "approval",
+            status: "denied"}` for the tool's policy.
+    """
+    return {"approval": approval, "code": "TOOL_EXECUTION_DENIED", "message": message, "tool": {"result": "not_run"}}
 
 
 def error_result(call: ToolCallPart, message: str) -> ToolResultPart:

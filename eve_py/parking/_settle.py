@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from eve_py._json import JsonObject, JsonValue
+from eve_py._json import JsonObject
 from eve_py.parking import _resolutions as resolutions
 from eve_py.parking._answers import approval_decision, client_result, denied_output, elicitation_outcome
 from eve_py.parking._expire import expire_due, expired_event, expired_result
-from eve_py.parking._results import action_result, error_result
+from eve_py.parking._results import action_result, denial, error_result
 from eve_py.protocol import Event
 from eve_py.protocol.messages import ToolCallPart, ToolResultPart
 from eve_py.protocol.payloads import InputResolution, InputResolvedData, ResolutionOutcome, TurnCancelledData
@@ -52,7 +52,7 @@ class Settlement:
     edited_inputs: dict[str, JsonObject]
     """Inputs a person set when approving, by call id (the `rerun` calls carry them already)."""
     approved_tools: list[str]
-    """The session's approved tools, with this batch's approvals added."""
+    """The tools whose `once()` approval the session remembers, after this batch's answers."""
     recorded: dict[str, dict[str, RecordedOutcome]]
     """Answers to resolver questions, by call id then resolver key."""
     reports: dict[str, int]
@@ -67,7 +67,7 @@ def plan_settlement(
     Args:
         turn: The parked turn.
         pending: The parked step, every required answer in (missing ones count as unanswered).
-        approved_tools: Tools a person approved earlier in the session.
+        approved_tools: The tools whose `once()` approval the session remembers.
         executable: Whether the agent still has an executable tool of that name (an approval of
             a tool removed since is a denial).
     """
@@ -75,7 +75,7 @@ def plan_settlement(
     events: list[Event] = []
     approved_calls = list(pending.approved_calls)
     edited_inputs = dict(pending.edited_inputs)
-    approved_tools = list(approved_tools)
+    remembered: dict[str, bool] = {}
     recorded = {call_id: dict(entries) for call_id, entries in pending.elicitations.items()}
     calls = {call.tool_call_id: call for call in pending.assistant.tool_calls}
     rerun: set[str] = set()
@@ -103,22 +103,19 @@ def plan_settlement(
             if approved and executable(call.tool_name):
                 if call.tool_call_id not in approved_calls:
                     approved_calls.append(call.tool_call_id)
-                if call.tool_name not in approved_tools:
-                    approved_tools.append(call.tool_name)
+                if request.remember:
+                    remembered[call.tool_name] = remembered.get(call.tool_name, True)
                 if answer is not None and answer.edited_input is not None:
                     edited_inputs[call.tool_call_id] = answer.edited_input
                 rerun.add(call.tool_call_id)
                 continue
+            if request.remember and answer is not None:
+                remembered[call.tool_name] = False  # a denial among one message's answers wins
             if approved:
                 reason = f"the tool {call.tool_name!r} is no longer available"
             message = denied_output(reason)
-            denial: JsonValue = {
-                "approval": {"requestId": request.request_id, "status": "denied" if answer else "ignored"},
-                "code": "TOOL_EXECUTION_DENIED",
-                "message": message,
-                "tool": {"result": "not_run"},
-            }
-            events.append(action_result(turn, pending.step_index, call, denial, "rejected", "TOOL_EXECUTION_DENIED"))
+            output = denial(message, {"requestId": request.request_id, "status": "denied" if answer else "ignored"})
+            events.append(action_result(turn, pending.step_index, call, output, "rejected", "TOOL_EXECUTION_DENIED"))
             results[call.tool_call_id] = error_result(call, message)
     return Settlement(
         results=results,
@@ -131,10 +128,16 @@ def plan_settlement(
         ],
         approved_calls=approved_calls,
         edited_inputs=edited_inputs,
-        approved_tools=approved_tools,
+        approved_tools=_remember(approved_tools, remembered),
         recorded=recorded,
         reports=dict(pending.reports or {}),
     )
+
+
+def _remember(approved_tools: list[str], remembered: dict[str, bool]) -> list[str]:
+    """The session's `once()` memory after a batch: approved tools added, denied ones dropped."""
+    kept = [name for name in approved_tools if remembered.get(name, True)]
+    return kept + [name for name, approved in remembered.items() if approved and name not in kept]
 
 
 def _with_input(call: ToolCallPart, edited: JsonObject | None) -> ToolCallPart:

@@ -308,6 +308,9 @@ class InputResolvedData(_StepScoped):
     """`input.resolved`: answers accepted (or requests withdrawn) for a parked batch."""
 
     resolutions: list[InputResolution]
+    delivery_id: str | None = None
+    """The delivery these answers came as, when its sender named it (eve 1.0's `idempotencyKey`
+    names one); None: eve 1.0's wire derives it from this event's id."""
 
 
 class TurnWaitingData(_TurnScoped):

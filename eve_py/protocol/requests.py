@@ -101,6 +101,9 @@ class InputRequest(CamelModel):
     """An approval's named approvers (the tool's `approvers` list); None: anyone who may answer (or a policy)."""
     approvals_required: int | None = None
     """An approval's quorum when it needs more than one approver (the tool's `approvals_required`)."""
+    remember: bool | None = None
+    """An approval a `once()` policy asked for: its answer is remembered for the tool for the rest
+    of the session (an approval covers later calls, a denial replaces it). None: not remembered."""
 
     @property
     def deadline(self) -> float | None:
@@ -144,6 +147,7 @@ class InputRequest(CamelModel):
             and self.expires_at is None
             and self.approvers is None
             and self.approvals_required is None
+            and self.remember is None
         ):
             return None
         return RequestExtension.trusted(  # fields of this validated request
@@ -154,6 +158,7 @@ class InputRequest(CamelModel):
             expires_at=self.expires_at,
             approvers=self.approvers,
             approvals_required=self.approvals_required,
+            remember=self.remember,
         )
 
     @classmethod
@@ -164,11 +169,12 @@ class InputRequest(CamelModel):
         """
         kind: RequestKind = "tool-approval" if request.kind == "tool-approval" else "question"
         display: Display = request.display or ("select" if request.options else "text")
-        schema = edit_schema = expires_at = approvers = required = None
+        schema = edit_schema = expires_at = approvers = required = remember = None
         if extension is not None:
             kind, display, schema = extension.kind, extension.display, extension.response_schema
             edit_schema, expires_at = extension.edit_schema, extension.expires_at
             approvers, required = extension.approvers, extension.approvals_required
+            remember = extension.remember
         return cls(
             request_id=request.request_id,
             kind=kind,
@@ -182,6 +188,7 @@ class InputRequest(CamelModel):
             expires_at=expires_at,
             approvers=approvers,
             approvals_required=required,
+            remember=remember,
         )
 
 
@@ -212,6 +219,8 @@ class RequestExtension(CamelModel):
     """An approval's named approvers; absent: anyone who may answer the session (or a policy decides)."""
     approvals_required: int | None = None
     """An approval's quorum, when more than one approver must approve."""
+    remember: bool | None = None
+    """A `once()` approval: its answer is remembered for the tool for the rest of the session."""
 
 
 class InputResponse(CamelModel):

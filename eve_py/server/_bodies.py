@@ -16,6 +16,7 @@ Every error response has eve's body `{"ok": false, "error": "<text>", "code": "<
 | 409 | `session_not_active` | a message or answer for an unknown (or reset) session |
 | 409 | `session_not_waiting` | `inputResponses` for a session with no open request |
 | 409 | `session_not_ready` | a message while a turn is running (eve's client retries it) |
+| 409 | `delivery_in_progress` | a request whose `idempotencyKey` another request is still delivering |
 | 409 | `request_already_answered` | an answer to a request answered before (or twice in one body) |
 | 409 | `conflict` | another client changed the session first (concurrent answers) |
 | 413 | `payload_too_large` | a body over the size limit |

@@ -141,7 +141,7 @@ class V27Lines:
             case "turn.waiting":
                 return self._turn_waiting(data)
             case "input.resolved":
-                return self._input_resolved(data, answer_delivery_id(event_id))
+                return self._input_resolved(data, text_of(data.get("deliveryId")) or answer_delivery_id(event_id))
             case "turn.completed":
                 return self._end_turn(text_of(data.get("turnId")), "completed")
             case "turn.failed":

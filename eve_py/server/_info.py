@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from eve_py.agent import Agent
+from eve_py.authoring._approval import asks_never
 from eve_py.tools._resolved import ResolvedTool
 
 __all__ = ("AGENT_INFO_VERSION", "ROUTES", "agent_info", "health")
@@ -77,7 +78,7 @@ def _tool(tool: ResolvedTool) -> dict[str, Any]:
         "hasModelOutputProjection": tool.to_model_output is not None,
         "hasOutputSchema": tool.output_schema is not None,
         "inputSchema": tool.input_schema,
-        "requiresApproval": tool.needs_approval is not False,
+        "requiresApproval": not asks_never(tool.needs_approval),
     }
     if tool.output_schema is not None:
         entry["outputSchema"] = tool.output_schema

@@ -65,6 +65,8 @@ class Answer:
     """Who answers: the caller's token name."""
     settle: bool = True
     """False: keep the batch open though every approval is answered (see `Session.respond`)."""
+    delivery_id: str | None = None
+    """The delivery the answers came as, when the request named one (an `idempotencyKey`)."""
 
     async def __call__(self, session: Session) -> TurnResult:
         """Answer the open requests (see `Session.respond`)."""
@@ -74,6 +76,7 @@ class Answer:
             output_schema=self.output_schema,
             settle=self.settle,
             by=self.by,
+            delivery_id=self.delivery_id,
         )
 
 

@@ -46,6 +46,7 @@ from eve_py.server._bodies import (
 from eve_py.server._eve_v27 import STREAM_VERSION_27, V27Encoding, V27Lines, stored_json
 from eve_py.server._eve_v27_values import answer_delivery_id, cancel_delivery_id, control_delivery_id
 from eve_py.server._hub import Hub
+from eve_py.server._idempotency import IdempotencyKeys, KeyUse, delivery_id_for_key
 from eve_py.server._info import agent_info, health
 from eve_py.server._operations import Answer, Operation, Resume, Send
 from eve_py.server._owners import OwnerStore
@@ -124,6 +125,7 @@ class Api:
         self.closing = False
         self.listeners: TaskGroup | None = None
         """Where streams' disconnect listeners run: a task group the app's lifespan owns."""
+        self.keys = IdempotencyKeys(runtime.store)
         self.renderers: Recent[str, V27Lines] = Recent(1024)
         """Each recently read session's v27 renderer where its last read ended, for a read from there
         (a frontend reads from the `startIndex` of its next `202`): taken by one reader at a time."""
@@ -220,7 +222,7 @@ class Api:
         if turn_ids:
             payload["turnId"] = turn_ids[0]
         if delivery_id is None and resolved and wire == 27:
-            payload["deliveryId"] = answer_delivery_id(resolved[0].meta.id)
+            payload["deliveryId"] = resolved[0].data.delivery_id or answer_delivery_id(resolved[0].meta.id)
         return payload
 
     async def _recover(self, record: SessionRecord) -> None:
@@ -317,17 +319,44 @@ class Api:
 
     @json_errors
     async def post_session(self, request: Request) -> Response:
-        """`POST /session/{id}`: a follow-up `message`, or `inputResponses` for the parked batch."""
+        """`POST /session/{id}`: a follow-up `message`, or answers for the parked batch (`answers`,
+        `inputResponses`); with an `idempotencyKey`, a repeat gets the first receipt and runs nothing."""
         raw = await self._body(request)
         if wire_of(request) == 27 and (raw is None or raw == {}):
             return await self._prewarm(request)
         session_id = await self._live(request)
         body = parse_body(SessionInputBody, raw)
         session = await self.runtime.get_session(session_id)
-        record = session.record
-        if record.status == "ended":
+        if session.record.status == "ended":
             raise _not_active(f"Session {session_id!r} was reset: it takes no more messages or answers.")
-        if record.status == "running" and not self.runner.busy(session_id) and self._settled(record):
+        key = body.idempotency_key
+        if key is None:
+            payload = await self._deliver(request, session, body, None)
+            return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
+        delivery_id = delivery_id_for_key(key)
+        async with self.keys.use(session_id, key) as (use, event):
+            if use is KeyUse.IN_FLIGHT:
+                raise ApiError(
+                    "A request with this idempotencyKey is still under way on this session; send it again "
+                    "in a moment to get its receipt.",
+                    status=409,
+                    code="delivery_in_progress",
+                )
+            if use is KeyUse.DELIVERED:
+                repeat = {"ok": True, "sessionId": session_id, "status": "accepted", "deliveryId": delivery_id}
+                if event is not None and (turn_id := getattr(event.data, "turn_id", None)) is not None:
+                    repeat["turnId"] = turn_id
+                headers = {"x-eve-session-id": session_id, "x-eve-idempotent-replay": "true"}
+                return JSONResponse(repeat, status_code=202, headers=headers)
+            payload = await self._deliver(request, session, body, delivery_id)
+        return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
+
+    async def _deliver(
+        self, request: Request, session: Session, body: SessionInputBody, delivery_id: str | None
+    ) -> dict[str, Any]:
+        """Start the follow-up or the answers as delivery `delivery_id` (a new id when None); the `202` payload."""
+        record = session.record
+        if record.status == "running" and not self.runner.busy(record.id) and self._settled(record):
             await self._recover(record)
             raise ApiError(
                 "The session's last turn stopped with its worker and is being finished now; send this again "
@@ -335,18 +364,17 @@ class Api:
                 status=409,
                 code="session_not_ready",
             )
-        work: Operation
-        delivery_id = None
         responses = body.responses()
         if responses is not None:
-            work = Answer(responses, body.client_context, body.output_schema, self._caller(request)[1])
-        else:
-            parts = body.message_parts()
-            assert parts is not None
-            delivery_id = new_id("dlv")
-            work = Send(parts, body.client_context, body.output_schema, delivery_id)
-        payload = await self._start(session, work, delivery_id, wire=wire_of(request))
-        return JSONResponse(payload, status_code=202, headers={"x-eve-session-id": session_id})
+            by = self._caller(request)[1]
+            answer = Answer(responses, body.client_context, body.output_schema, by, delivery_id=delivery_id)
+            payload = await self._start(session, answer, wire=wire_of(request))
+            return payload | ({"deliveryId": delivery_id} if delivery_id is not None else {})
+        parts = body.message_parts()
+        assert parts is not None
+        delivery_id = delivery_id or new_id("dlv")
+        send = Send(parts, body.client_context, body.output_schema, delivery_id)
+        return await self._start(session, send, delivery_id, wire=wire_of(request))
 
     async def _prewarm(self, request: Request) -> Response:
         """eve 1.0's prewarm (`POST /session/{id}` with an empty body): eve-py has nothing to warm.

@@ -70,6 +70,10 @@ class ForwardingStore:
         """See `SessionStore.use_once`."""
         return await self.inner.use_once(key, now=now, expires_at=expires_at)
 
+    async def forget_once(self, key: str) -> None:
+        """See `SessionStore.forget_once`."""
+        await self.inner.forget_once(key)
+
     async def aclose(self) -> None:
         """See `SessionStore.aclose`."""
         await self.inner.aclose()

@@ -109,6 +109,10 @@ class MemorySessionStore:
         self._once[key] = expires_at
         return True
 
+    async def forget_once(self, key: str) -> None:
+        """See `SessionStore.forget_once`."""
+        self._once.pop(key, None)
+
     async def aclose(self) -> None:
         """Nothing to release."""
 

@@ -78,7 +78,9 @@ class SessionRecord(CamelModel):
     event_count: int = 0
     """How many events the log holds; the next event's index."""
     approved_tools: list[str] = Field(default_factory=list)
-    """Tools a person approved at least once in this session."""
+    """The tools whose `once()` approval the session remembers (answers to `remember` requests:
+    an approval adds the tool, a denial drops it). Sessions stored before eve 1.0's policies list
+    every tool a person approved."""
     queued: TurnInput | None = None
     """A message sent while a batch was parked: the batch is being dismissed, then this message
     starts the next turn (kept here so a crash in between loses neither)."""

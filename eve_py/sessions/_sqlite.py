@@ -257,6 +257,10 @@ class SQLiteSessionStore:
         """See `SessionStore.use_once` (one write transaction: of racing processes, one records the key)."""
         return await self._connections.write(lambda db: sqlite_use_once(db, key, now, expires_at))
 
+    async def forget_once(self, key: str) -> None:
+        """See `SessionStore.forget_once`."""
+        await self._connections.write(lambda db: db.execute("DELETE FROM once WHERE key = ?", (key,)))
+
     async def aclose(self) -> None:
         """Finish the queued writes, then close the database connections."""
 

@@ -132,6 +132,14 @@ class SessionStore(Protocol):
         """
         ...
 
+    async def forget_once(self, key: str) -> None:
+        """Drop `key`'s record (if any): its next `use_once` is a first use again.
+
+        For a caller that recorded a key and then could not do what it stood for (the HTTP
+        server's idempotency keys, when the request they came with is refused).
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release resources (connections); the store is unusable afterwards."""
         ...

@@ -327,6 +327,10 @@ class PostgresSessionStore:
         """See `SessionStore.use_once` (one statement; a racing recorder waits for the first one's row)."""
         return await self._one(POSTGRES_USE_ONCE, {"key": key, "now": now, "expires_at": expires_at}) is not None
 
+    async def forget_once(self, key: str) -> None:
+        """See `SessionStore.forget_once`."""
+        await self._one("DELETE FROM eve_once WHERE key = %(key)s RETURNING 1", {"key": key})
+
     async def aclose(self) -> None:
         """Close the pool's connections."""
         await self._connections.close()

@@ -8,14 +8,13 @@ client-resolved tool never gets an executor attached.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from eve_py._context import ApprovalContext
 from eve_py._json import JsonSchema, JsonValue
-from eve_py.authoring._definition import ApprovalPolicy, ToolDefinition
+from eve_py.authoring._approval import ApprovalDecision, ApprovalPolicy, asks_never, decide_approval
+from eve_py.authoring._definition import ToolDefinition
 from eve_py.authoring._signature import ExecutorPlan, plan_executor
 from eve_py.errors import ToolDefinitionError, ToolResolutionError
 from eve_py.models._base import ToolSpec
@@ -63,15 +62,13 @@ class ResolvedTool:
         """The tool as the model sees it (made once: every model step sends it)."""
         return ToolSpec(name=self.name, description=self.description, input_schema=self.input_schema)
 
-    async def approval_required(self, ctx: ApprovalContext) -> bool:
-        """Evaluate the approval policy for one call (a callable policy may be async)."""
-        policy = self.needs_approval
-        if isinstance(policy, bool):
-            return policy
-        decision: Any = policy(ctx)
-        if inspect.isawaitable(decision):
-            decision = await decision
-        return bool(decision)
+    async def approval(self, ctx: ApprovalContext) -> ApprovalDecision:
+        """Evaluate the approval policy for one call (a callable policy may be async).
+
+        Raises:
+            Exception: What the policy raised, or `TypeError` for a status it may not return.
+        """
+        return await decide_approval(self.needs_approval, ctx)
 
 
 def tool_name_from_path(path: str) -> str:
@@ -91,12 +88,14 @@ def field_problems(definition: ToolDefinition) -> list[str]:
     if not isinstance(description, str) or not description.strip():
         problems.append("Its description must be a non-empty string.")
     if not isinstance(needs_approval, bool) and not callable(needs_approval):
-        problems.append("Its needs_approval must be a bool or a callable taking an ApprovalContext.")
+        problems.append(
+            "Its approval must be never(), always(), once(), a bool, or a callable taking an ApprovalContext."
+        )
     if to_model_output is not None and not callable(to_model_output):
         problems.append("Its to_model_output must be callable.")
     if not isinstance(editable, bool):
         problems.append("Its editable must be a bool.")
-    elif editable and needs_approval is False:
+    elif editable and asks_never(needs_approval):
         problems.append("It is editable but needs no approval: nobody would be asked to edit it.")
     if expires is not None and (isinstance(expires, bool) or not isinstance(expires, int | float) or expires <= 0):
         problems.append("Its expires_after_s must be a positive number of seconds.")
@@ -132,7 +131,7 @@ def resolve_tool(definition: object, *, path: str, name: str | None = None) -> R
                 "when it is client-resolved.",
                 path=path,
             )
-        if definition.needs_approval is not False:
+        if not asks_never(definition.needs_approval):
             raise ToolResolutionError(
                 f'Expected the tool export "tool" from "{path}" not to need approval when it is client-resolved: '
                 "the person's answer is the result, there is nothing to approve.",

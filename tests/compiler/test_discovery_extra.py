@@ -48,7 +48,7 @@ def test_a_rebuilt_definition_with_fields_of_the_wrong_type_is_a_diagnostic_and_
 
     messages = [d.message for d in caught.value.diagnostics if d.code == "E110"]
     assert any("Its description must be a non-empty string." in m for m in messages)
-    assert any("Its needs_approval must be a bool or a callable" in m for m in messages)
+    assert any("Its approval must be never(), always(), once(), a bool, or a callable" in m for m in messages)
     bad = dataclasses.replace(define_tool(description="Act.", execute=lambda: "x"), needs_approval="yes")  # type: ignore[arg-type]
-    with pytest.raises(ToolResolutionError, match="needs_approval must be a bool"):
+    with pytest.raises(ToolResolutionError, match="approval must be never"):
         resolve_tool(bad, path="tools/bad.py")

@@ -17,7 +17,9 @@ import anyio
 import httpx
 import pytest
 
-from tests.server.helpers import eve_serve
+from eve_py.agent import load_agent
+from tests.conftest import HITL_APP
+from tests.server.helpers import GatedModel, eve_serve, hitl_runtime, serve
 
 pytestmark = pytest.mark.anyio
 
@@ -172,3 +174,17 @@ async def test_eve_1_session_store_behind_use_eve_agent_renders_and_answers(tmp_
     assert report["answered"]["messages"][-1] == "assistant: Recorded your pick: tpl_red."
     assert report["cancelled"] == {"outcome": "applied", "error": None}
     assert report["ended"]["status"] == "ended"
+
+
+async def test_eve_1_client_cancels_a_running_turn() -> None:
+    gated = GatedModel()  # "slow": the model step waits until released, which never happens here
+    async with serve(hitl_runtime(load_agent(HITL_APP), model=gated), tokens=[TOKEN]) as served:
+        code, lines, stderr = await node("drive_cancel.mjs", served.base, TOKEN)
+    report = {line.pop("step"): line for line in lines}
+    assert code == 0, report.get("failed", stderr)
+    cancelled = report["cancel-running"]
+    assert cancelled["cancel"] == "applied"
+    assert cancelled["types"][-1] == "delivery.settled"
+    assert "turn.settled" in cancelled["types"]
+    assert (cancelled["status"], cancelled["outcome"]) == ("cancelled", "handled")
+    assert report["after-cancel"]["reply"].startswith("Once upon a time")

@@ -22,6 +22,7 @@ from eve_py import (
     load_agent,
 )
 from eve_py.agent import load_mock_model
+from eve_py.approval import ApprovalStatus, once
 from eve_py.harness import Committed
 from eve_py.protocol import ActionResult
 from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage
@@ -406,12 +407,12 @@ async def test_a_turn_stops_at_the_step_limit() -> None:
     check_pairing(await session.messages())
 
 
-async def test_an_approval_policy_sees_the_call_and_the_tools_approved_before() -> None:
+async def test_an_approval_policy_sees_the_call_and_whether_once_remembers_its_tool() -> None:
     seen: list[ApprovalContext] = []
 
-    async def policy(ctx: ApprovalContext) -> bool:
+    async def policy(ctx: ApprovalContext) -> ApprovalStatus:
         seen.append(ctx)
-        return ctx.tool_name not in ctx.approved_tools
+        return once()(ctx)
 
     def pay(cents: int, ctx: ToolContext) -> dict[str, Any]:
         return {"paid": cents, "approved": ctx.approved}
@@ -421,17 +422,15 @@ async def test_an_approval_policy_sees_the_call_and_the_tools_approved_before() 
             return MockResponse(tool_calls=[MockToolCall("pay", {"cents": 100 + len(request.tool_results)})])
         return "paid twice"
 
-    agent = Agent.from_definitions({"pay": define_tool(description="Pay.", execute=pay, needs_approval=policy)})
+    agent = Agent.from_definitions({"pay": define_tool(description="Pay.", execute=pay, approval=policy)})
     session = await Runtime(agent, model=MockModel(respond)).create_session()
     [request] = (await session.send("pay")).input_requests
+    assert request.remember is True
 
     done = await session.respond([InputResponse(request_id=request.request_id, option_id="approve")])
 
-    assert done.status == "completed", "the second call was not parked: pay was approved before"
-    assert [(c.tool_input, c.approved_tools) for c in seen] == [
-        ({"cents": 100}, frozenset()),
-        ({"cents": 101}, frozenset({"pay"})),
-    ]
+    assert done.status == "completed", "the second call was not parked: once() remembered pay's approval"
+    assert [(c.tool_input, c.remembered) for c in seen] == [({"cents": 100}, False), ({"cents": 101}, True)]
     outputs = [e.data.result.output for e in done.events if isinstance(e, ActionResult)]
     assert outputs == [{"paid": 100, "approved": True}, {"paid": 101, "approved": False}]
 

@@ -53,7 +53,10 @@ def request_id(session: Session) -> str:
             "value fails the schema at pickedIds: 'tpl_blue' is not of type 'array'",
         ),
         ({"value": {"picked": ["tpl_blue"]}}, "value fails the schema at (root)"),
-        ({"text": "blue please"}, "it needs a value matching the request's schema; text is not JSON"),
+        (
+            {"text": "blue please"},
+            "it needs a value matching the request's schema; text matches no option and is not JSON",
+        ),
         ({"optionId": "tpl_purple", "value": {"pickedIds": []}}, "option 'tpl_purple' is not offered"),
         ({}, "it is empty"),
     ],
@@ -76,6 +79,14 @@ async def test_an_answer_that_does_not_fit_is_rejected_and_changes_nothing(
 async def test_text_holding_json_is_accepted_as_the_value(parked: Session) -> None:
     result = await parked.respond([InputResponse(request_id=request_id(parked), text='{"pickedIds": ["tpl_red"]}')])
     assert result.message == "Recorded your pick: tpl_red."
+
+
+@pytest.mark.parametrize("text", ["Green", "tpl_GREEN", "3"])
+async def test_a_typed_picker_takes_text_naming_an_option_as_eve_1_0_s_client_sends_it(
+    parked: Session, text: str
+) -> None:
+    result = await parked.respond([InputResponse(request_id=request_id(parked), text=text)])
+    assert result.message == "Recorded your pick: tpl_green."
 
 
 async def test_an_unknown_request_id_is_rejected_and_changes_nothing(parked: Session) -> None:

@@ -211,6 +211,38 @@ async def test_a_killed_worker_s_turn_is_finished_by_another_without_running_the
     assert len(ledger.read_text().splitlines()) == 1, "the approved charge ran once, on A only"
 
 
+async def test_an_approval_sent_with_one_key_through_two_workers_at_once_charges_once(
+    ledger_app: Path, postgres_url: str, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger.txt"
+    env = {"EVE_TEST_LEDGER": str(ledger)}
+    async with worker(ledger_app, postgres_url, env=env) as (a, _), worker(ledger_app, postgres_url, env=env) as (b, _):
+        session_id, [request] = await start_session(a, "charge me")
+        approve = {
+            "inputResponses": [{"requestId": request["requestId"], "optionId": "approve"}],
+            "idempotencyKey": "retry-me",
+        }
+        responses: list[httpx.Response] = []
+
+        async def send(url: str) -> None:
+            responses.append(await post(url, f"/session/{session_id}", approve))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(send, a)
+            group.start_soon(send, b)
+        ran = [r for r in responses if r.status_code == 202 and "x-eve-idempotent-replay" not in r.headers]
+        assert len(ran) == 1, [(r.status_code, r.text) for r in responses]
+        (other,) = [r for r in responses if r is not ran[0]]
+        assert other.status_code in (202, 409), other.text
+        assert other.json().get("code", "delivery_in_progress") == "delivery_in_progress"
+        events = await read_until(b, session_id, 0, lambda e: e["type"] == "turn.completed")
+        later = await post(b, f"/session/{session_id}", approve)  # after the turn: still the first receipt
+
+    assert (later.status_code, later.json()["deliveryId"]) == (202, ran[0].json()["deliveryId"])
+    assert [e["type"] for e in events].count("input.resolved") == 1
+    assert len(ledger.read_text().splitlines()) == 1, "the approved charge ran once"
+
+
 def children_of(pid: int) -> list[int]:
     """The PIDs of a process's children (Linux's /proc)."""
     found: list[int] = []

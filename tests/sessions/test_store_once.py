@@ -21,6 +21,14 @@ async def test_a_key_is_used_once_until_its_record_lapses(store: SessionStore) -
     assert not await store.use_once("mcp:a", now=300.0, expires_at=500.0)
 
 
+async def test_a_forgotten_key_is_a_first_use_again(store: SessionStore) -> None:
+    assert await store.use_once("http:a", now=100.0, expires_at=200.0)
+    await store.forget_once("http:a")
+    await store.forget_once("http:never-used")  # nothing to drop: no error
+    assert await store.use_once("http:a", now=110.0, expires_at=200.0)
+    assert not await store.use_once("http:a", now=120.0, expires_at=200.0)
+
+
 async def test_two_processes_on_a_sqlite_file_share_the_keys(tmp_path: Path) -> None:
     one, two = SQLiteSessionStore(tmp_path / "s.db"), SQLiteSessionStore(tmp_path / "s.db")
     try:

@@ -40,7 +40,7 @@ from eve_py.mcp.serve._drive import CallSite, legacy_call, modern_round
 from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._results import content_result, crash_result, error_result, output_result
 from eve_py.mcp.serve._rounds import refuse_not_json
-from eve_py.parking._answers import DENIED_MESSAGE, schema_validator
+from eve_py.parking._answers import DENIED_MESSAGE, denied_output, schema_validator
 from eve_py.protocol.content import content_blocks
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.resolvers._solver import Question
@@ -109,15 +109,15 @@ async def _run(
         return _output(tool, client_result(tool, answer))
     approved = False
     # A tool that never needs approval skips building the policy's context on every call.
-    if tool.needs_approval is not False and await tool.approval_required(
-        ApprovalContext(
-            session_id=site.session_id,
-            call_id=site.call_id,
-            tool_name=tool.name,
-            tool_input=tool_input,
-            approved_tools=frozenset(),
+    decision = None
+    if tool.needs_approval is not False:
+        asked = ApprovalContext(
+            session_id=site.session_id, call_id=site.call_id, tool_name=tool.name, tool_input=tool_input
         )
-    ):
+        decision = await tool.approval(asked)
+    if decision is not None and decision.outcome == "deny":
+        return error_result(tool.name, denied_output(decision.reason))
+    if decision is not None and decision.outcome == "ask":
         question = approval_question(tool, tool_input)
         answer = _answer(recorded, question)
         if answer is None:

@@ -5,6 +5,7 @@ result ("Tool execution was denied." and the person's reason) and nothing runs.
 """
 
 from eve_py import ToolContext, define_tool
+from eve_py.approval import always
 
 ENVIRONMENTS = ("staging", "production")
 
@@ -20,5 +21,5 @@ def deploy(environment: str, ctx: ToolContext) -> dict[str, str]:
 tool = define_tool(
     description="Deploy the app to an environment (staging or production). A person approves every deploy.",
     execute=deploy,
-    needs_approval=True,
+    approval=always(),
 )
