@@ -55,6 +55,13 @@ async function main() {
   assert.deepEqual(answered.interactions, []);
   report("answered", summary(answered));
 
+  // The picker answered by text, as a person types it: an option's label picks it.
+  const { session: typing, delivery: asks } = await client.sessions.create({ message: "help me pick a template" });
+  const [typed] = (await asks.result()).interactions;
+  const byText = await (await typing.respond([{ interactionId: typed.interactionId, text: "Green" }])).result();
+  assert.equal(byText.reply, "Recorded your pick: tpl_green.");
+  report("picker-text", summary(byText));
+
   // A follow-up on the same session, read through Delivery.stream().
   const followUp = await session.send("tell me a story");
   const types = await collect(followUp);

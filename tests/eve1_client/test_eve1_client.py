@@ -45,6 +45,7 @@ async def test_eve_1_client_drives_every_hitl_flow(tmp_path: Path) -> None:
     assert code == 0, report.get("failed", stderr)
     assert report["picker"]["interactions"][0]["options"] == ["tpl_blue", "tpl_red", "tpl_green"]
     assert report["answered"]["reply"] == "Recorded your pick: tpl_blue."
+    assert report["picker-text"]["reply"] == "Recorded your pick: tpl_green."
     # Every delivery the server acknowledged was admitted and settled on the stream under its own id.
     answered = [report[step]["deliveryId"] for step in ("picker", "answered", "follow-up")]
     assert len(set(answered)) == 3
