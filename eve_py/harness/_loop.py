@@ -397,4 +397,4 @@ def _assistant(response: ModelResponse, used: AbstractSet[str]) -> tuple[Assista
         content.append(
             ToolCallPart(tool_call_id=call_id, tool_name=call.name, input=call.input if reason is None else {})
         )
-    return AssistantMessage(content=content), unparsed
+    return AssistantMessage(content=content, provider_data=response.provider_data), unparsed

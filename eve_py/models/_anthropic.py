@@ -29,15 +29,22 @@ text *after* the `tool_result` blocks of the same user message, as the API requi
 first, then any text.
 
 Wire → eve-py: `text` blocks are joined into the text, each `tool_use` block becomes a
-`ModelToolCall` (other block types, e.g. `thinking`, are ignored). Streaming events:
-`message_start`, then per block `content_block_start` / `content_block_delta`
-(`text_delta.text` or `input_json_delta.partial_json`) / `content_block_stop`, then
-`message_delta` (the `stop_reason`) and `message_stop`; `ping` is ignored and `error` (e.g.
-`overloaded_error`) fails the request.
+`ModelToolCall`. Streaming events: `message_start`, then per block `content_block_start` /
+`content_block_delta` (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`,
+`citations_delta`) / `content_block_stop`, then `message_delta` (the `stop_reason`) and
+`message_stop`; `ping` is ignored and `error` (e.g. `overloaded_error`) fails the request.
+
+Blocks that are not eve-py's to run or read (`thinking` and `redacted_thinking` with their
+signatures, the server-run `server_tool_use` / `mcp_tool_use` and their result blocks, text with
+citations) are kept: when a response has any, its whole content, in order, is the step's
+`provider_data["anthropic"]["content"]`, and every later request sends that assistant turn back
+as it came (its `tool_use` blocks carrying the stored calls' ids and inputs), which is what the
+API requires of a tool-result turn after extended thinking.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +67,14 @@ from eve_py.models._http import HTTPModel, ProviderHTTP
 from eve_py.models._retry import RetryPolicy
 from eve_py.models._shared import dumps, output_text, parse_arguments, result_pieces, wire_call_id
 from eve_py.models._sse import sse_events
-from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage, ToolResultPart, UserMessage
+from eve_py.protocol.messages import (
+    AssistantMessage,
+    Message,
+    ToolCallPart,
+    ToolMessage,
+    ToolResultPart,
+    UserMessage,
+)
 
 __all__ = ("ANTHROPIC_BASE_URL", "ANTHROPIC_VERSION", "AnthropicModel", "to_anthropic_messages", "to_anthropic_tools")
 
@@ -115,7 +129,14 @@ class _Delta(_Wire):
     type: str | None = None
     text: str | None = None
     partial_json: str | None = None
+    thinking: str | None = None
+    signature: str | None = None
+    citation: JsonValue = None
     stop_reason: str | None = None
+
+
+_OWN_BLOCKS = frozenset({"text", "tool_use"})
+"""Block types eve-py reads into the step (text and its tool calls); any other is kept verbatim."""
 
 
 class _Error(_Wire):
@@ -162,6 +183,59 @@ class _Pending:
     id: str
     name: str
     partial_json: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Blocks:
+    """A streamed message's content blocks as the API would have sent them whole, in index order."""
+
+    blocks: dict[int, JsonObject] = field(default_factory=dict)
+    pieces: dict[tuple[int, str], list[str]] = field(default_factory=dict)
+    """Streamed pieces of a block's field (`text`, `thinking`, `signature`, `input` JSON), joined at the end."""
+
+    def start(self, index: int, raw: str) -> None:
+        self.blocks[index] = dict(json.loads(raw)["content_block"])
+
+    def delta(self, index: int, delta: _Delta) -> None:
+        block = self.blocks.get(index)
+        if block is None:
+            return
+        if delta.type == "citations_delta" and delta.citation is not None:
+            cited = block.get("citations")
+            block["citations"] = [*(cited if isinstance(cited, list) else []), delta.citation]
+            return
+        target = _PIECES.get(delta.type or "")
+        if target is None:
+            return
+        piece = getattr(delta, target[1])
+        if isinstance(piece, str) and piece:
+            self.pieces.setdefault((index, target[0]), []).append(piece)
+
+    def content(self) -> list[JsonValue] | None:
+        """Every block, or None when all are text and tool uses (nothing to keep)."""
+        if all(block.get("type") in _OWN_BLOCKS for block in self.blocks.values()):
+            return None
+        for (index, name), pieces in self.pieces.items():
+            block = self.blocks[index]
+            if name == "input":
+                block["input"], _ = parse_arguments("".join(pieces))
+            else:
+                block[name] = str(block.get(name) or "") + "".join(pieces)
+        return [self.blocks[index] for index in sorted(self.blocks)]
+
+
+_PIECES = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "signature_delta": ("signature", "signature"),
+    "input_json_delta": ("input", "partial_json"),
+}
+"""A delta type: the block field it extends, and the delta's field holding the piece."""
+
+
+def _kept(content: list[JsonValue] | None) -> JsonObject | None:
+    """A response's `provider_data`: its content blocks, when it has any eve-py does not read."""
+    return None if content is None else {"anthropic": {"content": content}}
 
 
 class AnthropicModel(HTTPModel):
@@ -240,6 +314,9 @@ class AnthropicModel(HTTPModel):
             message = _Message.model_validate_json(raw)
         except ValidationError as exc:
             raise ModelError(f"anthropic sent a response that is not a message: {exc}") from exc
+        kept = None
+        if any(block.type not in _OWN_BLOCKS for block in message.content):
+            kept = json.loads(raw).get("content")
         text: list[str] = []
         calls: list[ModelToolCall] = []
         for block in message.content:
@@ -261,12 +338,14 @@ class AnthropicModel(HTTPModel):
             finish_reason=message.stop_reason,
             response_id=message.id,
             response_model=message.model,
+            provider_data=_kept(kept),
         )
 
     async def _read_stream(self, response: httpx.Response, on_delta: DeltaListener | None) -> ModelResponse:
         text: list[str] = []
         calls: list[_Pending] = []
         blocks: dict[int, _Pending | None] = {}  # block index -> its tool call (None: a text or other block)
+        whole = _Blocks()
         summary = _Summary()
         finished = False
         async for sse in sse_events(response, provider="anthropic"):
@@ -280,6 +359,8 @@ class AnthropicModel(HTTPModel):
             kind = event.type
             if kind == "content_block_start" and event.content_block is not None:
                 block = event.content_block
+                index = event.index if event.index is not None else len(blocks)
+                whole.start(index, sse.data)
                 pending = None
                 if block.type == "tool_use":
                     if not block.id or not block.name:
@@ -290,17 +371,20 @@ class AnthropicModel(HTTPModel):
                         await on_delta(ModelDelta(kind="tool-call", call_id=pending.id, tool_name=pending.name))
                 elif block.type == "text" and block.text:
                     text.append(block.text)
-                blocks[event.index if event.index is not None else len(blocks)] = pending
+                blocks[index] = pending
             elif kind == "content_block_delta" and event.delta is not None:
                 delta = event.delta
+                whole.delta(event.index if event.index is not None else -1, delta)
                 if delta.type == "text_delta" and delta.text:
                     text.append(delta.text)
                     if on_delta is not None:
                         await on_delta(ModelDelta(kind="text", text=delta.text))
                 elif delta.type == "input_json_delta" and delta.partial_json:
-                    pending = blocks.get(event.index if event.index is not None else -1)
-                    if pending is None:
-                        raise ModelError(f"anthropic streamed tool input for block {event.index}, not a tool_use block")
+                    index = event.index if event.index is not None else -1
+                    if index not in blocks:
+                        raise ModelError(f"anthropic streamed tool input for block {event.index}, which never started")
+                    if (pending := blocks[index]) is None:
+                        continue  # a server-run tool's input (mcp_tool_use, server_tool_use): kept, not run
                     pending.partial_json.append(delta.partial_json)
                     if on_delta is not None:
                         await on_delta(ModelDelta(kind="tool-call", text=delta.partial_json, call_id=pending.id))
@@ -327,6 +411,7 @@ class AnthropicModel(HTTPModel):
             finish_reason=summary.stop_reason,
             response_id=summary.id,
             response_model=summary.model,
+            provider_data=_kept(whole.content()),
         )
 
 
@@ -351,13 +436,10 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[JsonValue]:
             if message.content.strip():
                 add("user", [{"type": "text", "text": message.content}])
         elif isinstance(message, AssistantMessage):
-            blocks: list[JsonValue] = []
-            if message.text.strip():
-                blocks.append({"type": "text", "text": message.text})
-            blocks.extend(
-                {"type": "tool_use", "id": _tool_use_id(call.tool_call_id), "name": call.tool_name, "input": call.input}
-                for call in message.tool_calls
-            )
+            blocks = _replayed(message)
+            if blocks is None:
+                blocks = [{"type": "text", "text": message.text}] if message.text.strip() else []
+                blocks.extend(_tool_use(call) for call in message.tool_calls)
             if blocks:
                 add("assistant", blocks)
         elif isinstance(message, ToolMessage):
@@ -373,6 +455,32 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[JsonValue]:
                 results.append(result)
             add("user", results)
     return [{"role": role, "content": blocks} for role, blocks in wire]
+
+
+def _tool_use(call: ToolCallPart) -> JsonValue:
+    return {"type": "tool_use", "id": _tool_use_id(call.tool_call_id), "name": call.tool_name, "input": call.input}
+
+
+def _replayed(message: AssistantMessage) -> list[JsonValue] | None:
+    """The step's content blocks as Anthropic sent them (`provider_data`), its `tool_use` blocks
+    carrying the stored calls; None when it kept none, or they no longer match its calls."""
+    kept = (message.provider_data or {}).get("anthropic")
+    content = kept.get("content") if isinstance(kept, dict) else None
+    if not isinstance(content, list):
+        return None
+    calls = iter(message.tool_calls)
+    blocks: list[JsonValue] = []
+    for block in content:
+        if not isinstance(block, dict):
+            return None
+        if block.get("type") == "tool_use":
+            call = next(calls, None)
+            if call is None:
+                return None
+            blocks.append(_tool_use(call))
+        elif block.get("type") != "text" or str(block.get("text") or "").strip():  # blank text is refused
+            blocks.append(block)
+    return blocks if next(calls, None) is None else None
 
 
 def _result_content(part: ToolResultPart) -> JsonValue:

@@ -101,6 +101,11 @@ class ModelResponse:
     """The provider's id for this response (`chatcmpl-...`, `msg_...`), when it gave one."""
     response_model: str | None = None
     """The model that answered, as the provider names it (may be more specific than the one asked for)."""
+    provider_data: JsonObject | None = None
+    """What the provider sent that it needs back, verbatim, in later requests, keyed by the adapter
+    that reads it: `{"anthropic": {"content": [...]}}` (every content block, thinking and server-run
+    blocks included, in order), `{"openai": {"reasoning_content": "..."}}`. Kept in the stored
+    conversation (`AssistantMessage.provider_data`); None when there is nothing to keep."""
 
 
 @runtime_checkable

@@ -39,6 +39,10 @@ Wire → eve-py: `choices[0].message.content` is the text; each `tool_calls[i]` 
 carry `choices[0].delta.content` pieces and `delta.tool_calls[i]` pieces keyed by `index`
 (the first piece has the `id` and `function.name`, later ones `function.arguments`); the
 stream ends with `data: [DONE]`.
+
+DeepSeek's `reasoning_content` (whole, or in `delta.reasoning_content` pieces) is kept with the
+step (`provider_data["openai"]`) and sent back on an assistant turn that called tools, as
+DeepSeek's thinking mode requires.
 """
 
 from __future__ import annotations
@@ -97,6 +101,8 @@ class _ToolCall(_Strict):
 class _Message(_Strict):
     content: str | None = None
     refusal: str | None = None
+    reasoning_content: str | None = None
+    """DeepSeek's (and compatible servers') chain of thought, beside `content`."""
     tool_calls: list[_ToolCall] | None = None
 
 
@@ -226,6 +232,7 @@ class ChatCompletionsModel(HTTPModel):
         return ModelResponse(
             text=message.content or message.refusal or None,
             tool_calls=calls,
+            provider_data=_reasoning(message.reasoning_content),
             usage=completion.usage_counts(),
             finish_reason=completion.choices[0].finish_reason,
             response_id=completion.id,
@@ -234,6 +241,7 @@ class ChatCompletionsModel(HTTPModel):
 
     async def _read_stream(self, response: httpx.Response, on_delta: DeltaListener | None) -> ModelResponse:
         text: list[str] = []
+        reasoning: list[str] = []
         calls: list[_PendingCall] = []
         slots: dict[int, int] = {}  # the chunk's tool call index -> position in `calls`
         finished = False
@@ -261,6 +269,8 @@ class ChatCompletionsModel(HTTPModel):
                 delta = choice.delta or choice.message
                 if delta is None:
                     continue
+                if delta.reasoning_content:
+                    reasoning.append(delta.reasoning_content)
                 piece = delta.content or delta.refusal
                 if piece:
                     text.append(piece)
@@ -279,6 +289,7 @@ class ChatCompletionsModel(HTTPModel):
         return ModelResponse(
             text="".join(text) or None,
             tool_calls=tool_calls,
+            provider_data=_reasoning("".join(reasoning)),
             usage=head.usage_counts(),
             finish_reason=reason,
             response_id=head.id,
@@ -318,6 +329,16 @@ def _call_id(call_id: str) -> str:
     return wire_call_id(call_id, pattern=_CALL_ID, max_length=_CALL_ID_MAX, prefix="call_")
 
 
+def _reasoning(text: str | None) -> JsonObject | None:
+    return {"openai": {"reasoning_content": text}} if text else None
+
+
+def _reasoning_of(message: AssistantMessage) -> str | None:
+    kept = (message.provider_data or {}).get("openai")
+    reasoning = kept.get("reasoning_content") if isinstance(kept, dict) else None
+    return reasoning if isinstance(reasoning, str) else None
+
+
 def to_chat_messages(instructions: str | None, messages: Sequence[Message]) -> list[JsonValue]:
     """The Chat Completions `messages` array for a conversation (system prompt first)."""
     wire: list[JsonValue] = []
@@ -338,6 +359,10 @@ def to_chat_messages(instructions: str | None, messages: Sequence[Message]) -> l
                     }
                     for call in calls
                 ]
+                # DeepSeek's thinking mode refuses (400) a conversation whose tool-calling turns
+                # lost their reasoning; a turn without calls needs none (DeepSeek ignores it).
+                if (reasoning := _reasoning_of(message)) is not None:
+                    entry["reasoning_content"] = reasoning
             wire.append(entry)
         elif isinstance(message, ToolMessage):
             wire.extend(_tool_messages(message))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 
 import jsonschema
 import jsonschema.exceptions
@@ -48,6 +49,7 @@ __all__ = (
     "match_option",
     "pick_field",
     "schema_validator",
+    "text_answer",
 )
 
 DENIED_MESSAGE = "Tool execution was denied."
@@ -231,6 +233,24 @@ def check_response(request: InputRequest, response: InputResponse) -> InputRespo
             )
         return response.model_copy(update={"option_id": matched, "text": None})
     return response
+
+
+def text_answer(requests: Sequence[InputRequest], text: str) -> InputResponse | None:
+    """The answer a message's `text` gives the first of the open `requests`, or None when it gives none.
+
+    eve 1.0's rule for a message sent while prompts are open: it answers the first open prompt
+    (a question or an approval) when it fits it, as a typed answer would (an option's id, label
+    or number, `yes`/`no` for an approval, any text where free text is allowed, JSON for a
+    schema); a client tool's or a resolver's request takes no message. The answer is the
+    checked one (`check_response`).
+    """
+    if not requests or requests[0].kind not in ("question", "tool-approval"):
+        return None
+    first = requests[0]
+    try:
+        return check_response(first, InputResponse(request_id=first.request_id, text=text))
+    except InvalidAnswerError:
+        return None
 
 
 def _check_approval(request: InputRequest, response: InputResponse) -> InputResponse:

@@ -72,6 +72,10 @@ class AssistantMessage(CamelModel):
 
     role: Literal["assistant"] = "assistant"
     content: list[Annotated[TextPart | ToolCallPart, Field(discriminator="type")]]
+    provider_data: JsonObject | None = None
+    """What the provider that wrote this step needs back, verbatim, in later requests (its model
+    adapter's key: Anthropic's thinking and server-run blocks, DeepSeek's `reasoning_content`);
+    None for most steps. See `ModelResponse.provider_data`."""
 
     @property
     def text(self) -> str:

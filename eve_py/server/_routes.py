@@ -31,6 +31,7 @@ from eve_py.errors import (
 )
 from eve_py.harness._runtime import Runtime
 from eve_py.harness._session import Session
+from eve_py.parking._answers import text_answer
 from eve_py.protocol import Event, InputResolved, TurnStarted, new_id
 from eve_py.server._auth import Authenticator
 from eve_py.server._bodies import (
@@ -373,6 +374,11 @@ class Api:
         parts = body.message_parts()
         assert parts is not None
         delivery_id = delivery_id or new_id("dlv")
+        if wire_of(request) == 27 and (typed := text_answer(session.input_requests, "\n".join(parts))) is not None:
+            # eve 1.0: a message that fits the first open prompt answers it (else it withdraws the batch).
+            by = self._caller(request)[1]
+            answered = Answer([typed], body.client_context, body.output_schema, by, delivery_id=delivery_id)
+            return await self._start(session, answered, wire=27) | {"deliveryId": delivery_id}
         send = Send(parts, body.client_context, body.output_schema, delivery_id)
         return await self._start(session, send, delivery_id, wire=wire_of(request))
 

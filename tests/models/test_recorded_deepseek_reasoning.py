@@ -1,0 +1,81 @@
+"""DeepSeek's thinking mode (`reasoning_content`), from real recorded traffic (`recorded/README.md`
+names each file's source): a tool-calling turn's reasoning goes back in every later request, as
+DeepSeek requires (its API refuses the conversation with 400 otherwise); a turn without calls
+sends none back (DeepSeek ignores it there)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from eve_py import Agent, Runtime, define_tool
+from eve_py.models import ChatCompletionsModel
+
+pytestmark = pytest.mark.anyio
+
+RECORDED = Path(__file__).parent / "recorded"
+FINAL = {
+    "id": "final",
+    "object": "chat.completion",
+    "model": "deepseek-reasoner",
+    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Rolled a 4."}}],
+}
+
+
+def _provider(replies: list[tuple[bytes, str]], seen: list[dict[str, Any]]) -> httpx.AsyncClient:
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        body, content_type = replies[len(seen) - 1]
+        return httpx.Response(200, content=body, headers={"content-type": content_type})
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(answer))
+
+
+def _load_capability(id: str) -> str:  # noqa: A002 - the recorded call's argument name
+    """Load a capability."""
+    return f"loaded {id}"
+
+
+async def test_a_tool_calling_turn_s_reasoning_goes_back_as_deepseek_requires() -> None:
+    seen: list[dict[str, Any]] = []
+    first = (RECORDED / "deepseek_reasoner_tool_call.json").read_bytes()
+    replies = [(first, "application/json"), (json.dumps(FINAL).encode(), "application/json")]
+    agent = Agent.from_definitions(
+        {"load_capability": define_tool(description="Load a capability.", execute=_load_capability)}
+    )
+    async with _provider(replies, seen) as client:
+        model = ChatCompletionsModel("deepseek-reasoner", provider="deepseek", client=client, stream=False)
+        done = await (await Runtime(agent, model=model).create_session()).send("Let's play dice: I guess 4.")
+
+    assert done.message == "Rolled a 4."
+    [sent] = [m for m in seen[1]["messages"] if m["role"] == "assistant"]
+    recorded = json.loads((RECORDED / "deepseek_reasoner_tool_call.replayed.json").read_text())
+    assert sent["reasoning_content"] == recorded["reasoning_content"]
+    assert sent["content"] == recorded["content"]
+    [call] = sent["tool_calls"]
+    [expected] = recorded["tool_calls"]
+    assert (call["id"], call["function"]["name"]) == (expected["id"], expected["function"]["name"])
+    assert json.loads(call["function"]["arguments"]) == json.loads(expected["function"]["arguments"])
+
+
+async def test_a_streamed_reasoning_turn_without_calls_sends_no_reasoning_back() -> None:
+    seen: list[dict[str, Any]] = []
+    replies = [
+        ((RECORDED / "deepseek_reasoner_stream.sse").read_bytes(), "text/event-stream"),
+        (json.dumps(FINAL).encode(), "application/json"),
+    ]
+    async with _provider(replies, seen) as client:
+        model = ChatCompletionsModel("deepseek-reasoner", provider="deepseek", client=client, stream=True)
+        session = await Runtime(Agent.from_definitions({}), model=model).create_session()
+        first = await session.send("Hello")
+        await session.send("And again")
+
+    assert first.message
+    [sent] = [m for m in seen[1]["messages"] if m["role"] == "assistant"]
+    assert sent == {"role": "assistant", "content": first.message}
+    stored = [m for m in await session.messages() if m.role == "assistant"][0]
+    assert stored.provider_data is not None  # kept with the step, only not sent for a turn without calls
