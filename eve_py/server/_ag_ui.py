@@ -216,7 +216,8 @@ class AgUi:
         stored = await session.messages() if body.messages else []
         # A parked step stays pending while its answers settle: a stopped server can leave it `running`.
         pending = record.pending
-        added = read_messages(body.messages, stored, pending)
+        resumed = {entry.interrupt_id: entry.payload for entry in body.resume or []}
+        added = read_messages(body.messages, stored, pending, resumed)
         open_requests = {r.request_id: r for r in session.input_requests}
         answers = _new_answers(body.resume or [], pending)
         answers += added.answers

@@ -16,7 +16,10 @@ run takes from the client's messages only what is new:
 History that contradicts the stored thread (a user message that differs from the stored one
 at its place, a tool call or tool result for a call the thread never had, a second new user
 message) is refused with 409 `history_conflict`, and nothing is stored. A `ToolMessage` for an
-open approval is refused with 422 (an approval is answered with a `resume` entry).
+open approval is refused with 422 (an approval is answered with a `resume` entry), unless the
+same run's `resume` answers that call's interrupt and the message agrees with it: CopilotKit's
+`useInterrupt` sends every answer both ways (a tool message holding the payload, and the resume
+entry), so such a message is the answer's echo and is not a second answer.
 """
 
 from __future__ import annotations
@@ -133,13 +136,33 @@ def _tool_output(message: ToolMessage) -> JsonValue:
     return text if value is None else value
 
 
-def read_messages(sent: Sequence[Message], stored: Sequence[eve.Message], pending: PendingStep | None) -> RunMessages:
+def _echoes(output: JsonValue, payload: JsonValue) -> bool:
+    """Whether a tool message's output repeats a resume entry's payload (an empty message repeats
+    a cancelled entry, which has none)."""
+    return output == payload or (payload is None and output in ("", None))
+
+
+def read_messages(
+    sent: Sequence[Message],
+    stored: Sequence[eve.Message],
+    pending: PendingStep | None,
+    resumed: Mapping[str, JsonValue] | None = None,
+) -> RunMessages:
     """What `sent` (the run's messages) adds to the thread (its `stored` conversation and parked step).
+
+    Args:
+        sent: The run's messages.
+        stored: The thread's conversation.
+        pending: The thread's parked step, if any.
+        resumed: The run's `resume` entries' payloads by interrupt id (None for a cancelled entry):
+            a `ToolMessage` agreeing with its call's entry is that answer's echo, and is skipped.
 
     Raises:
         ApiError: 409 `history_conflict` when `sent` contradicts the thread; 422 `invalid_answer`
-            when a `ToolMessage` answers an approval or a resolver's question.
+            when a `ToolMessage` answers an approval or a resolver's question with no agreeing
+            resume entry, or contradicts the resume entry of its call.
     """
+    resumed = resumed or {}
     message = _new_user_message(sent, stored)
     known = {call.tool_call_id for m in stored if isinstance(m, eve.AssistantMessage) for call in m.tool_calls}
     done = {part.tool_call_id for m in stored if isinstance(m, eve.ToolMessage) for part in m.content}
@@ -161,6 +184,15 @@ def read_messages(sent: Sequence[Message], stored: Sequence[eve.Message], pendin
         request = open_requests.get(item.tool_call_id)
         if request is None:
             raise _conflict(f"The tool result for call {item.tool_call_id!r} answers no call of the thread.")
+        if request.request_id in resumed:
+            if _echoes(_tool_output(item), resumed[request.request_id]):
+                continue  # the resume entry is the answer; this message only repeats it
+            raise ApiError(
+                f"The tool message for call {item.tool_call_id!r} contradicts the resume entry for its interrupt "
+                f"{request.request_id!r} in the same run: send one answer.",
+                status=422,
+                code="invalid_answer",
+            )
         if request.kind not in _ANSWERED_BY_TOOL_MESSAGE or request.request_id != item.tool_call_id:
             raise ApiError(
                 f"Call {item.tool_call_id!r} waits for a person's {request.kind}: answer its interrupt "
