@@ -104,6 +104,7 @@ async def accept(
         raise SessionNotWaitingError(
             f"Session {record.id!r} is not waiting for input (status {record.status!r}){running_hint}.",
             status=record.status,
+            http_message=f"Session {record.id!r} is not waiting for input (status {record.status!r}){http_hint}.",
         )
     expired = expire_due(pending, time.time())
     approver = functools.partial(may_approve, driver.tools, record)

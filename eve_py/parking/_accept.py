@@ -86,7 +86,10 @@ def accept_answers(
     for response in responses:
         request_id = response.request_id
         if request_id in accepted or request_id in approvals:
-            raise RequestAlreadyAnsweredError(f"Request {request_id!r} was already answered.", request_id=request_id)
+            raise RequestAlreadyAnsweredError(
+                f"Request {request_id!r} is answered twice in these answers: send one answer per request.",
+                request_id=request_id,
+            )
         request = _open_request(pending, by_id, request_id)
         checked = check_response(request, response)
         if request.kind == "tool-approval" and may_approve is not None and not may_approve(request, by):

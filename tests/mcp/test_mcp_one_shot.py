@@ -299,3 +299,40 @@ async def test_on_the_legacy_era_a_captured_state_answers_nothing(server: str, r
                 assert isinstance(result, types.CallToolResult) and result.is_error  # declined when asked again
                 assert len(pushed) == 1
     assert runs == []
+
+
+def _up_front(keys: list[str]) -> dict[str, types.ElicitResult]:
+    return {key: types.ElicitResult(action="accept", content=ANSWERS[key]) for key in keys}
+
+
+async def test_answers_sent_without_a_state_are_not_taken_and_the_question_is_asked() -> None:
+    """The MCP SDK's rule: an answer counts only for the question shown in the previous round."""
+    async with modern(mcp_server(agent())) as client:
+        unasked = await call(client, "deploy", {"service": "api"}, None, _up_front(["ask_env", "ask_go"]))
+        assert isinstance(unasked, types.InputRequiredResult)
+        assert list(unasked.input_requests or {}) == ["ask_env"]
+        # A state lists only the question it asked: an answer to a later one rides along unread.
+        assert unasked.request_state is not None
+        both = _up_front(["ask_env", "ask_go"])
+        second = await call(client, "deploy", {"service": "api"}, unasked.request_state, both)
+        assert isinstance(second, types.InputRequiredResult)
+        assert list(second.input_requests or {}) == ["ask_go"]
+    assert runs == []
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_refund_with_its_answers_up_front_still_asks_each_question(
+    transport: str, request: pytest.FixtureRequest
+) -> None:
+    server: Any = (
+        StdioServerParameters(command=sys.executable, args=["-m", "eve_py", "mcp", str(REFUND_MCP_APP)])
+        if transport == "stdio"
+        else request.getfixturevalue("desk_url")
+    )
+    with anyio.fail_after(60):
+        async with modern(server) as client:
+            asked = await call(client, "refund_order", ORDER, None, _up_front(["refund_scope", "ask_restock"]))
+            assert isinstance(asked, types.InputRequiredResult)
+            assert set(asked.input_requests or {}) <= {"refund_scope", "ask_restock"} and asked.input_requests
+            done, sent = await rounds_to_the_end(lambda _: client, "refund_order", ORDER)
+    assert done.structured_content is not None and done.structured_content["refunded_cents"] == 4800

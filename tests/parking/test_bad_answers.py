@@ -116,7 +116,7 @@ async def test_answering_the_same_request_twice_in_one_call_is_rejected(parked: 
     rid = request_id(parked)
     answer = InputResponse(request_id=rid, value={"pickedIds": ["tpl_blue"]})
 
-    with pytest.raises(RequestAlreadyAnsweredError):
+    with pytest.raises(RequestAlreadyAnsweredError, match="is answered twice in these answers"):
         await parked.respond([answer, answer])
 
     assert await snapshot(parked) == before

@@ -331,6 +331,23 @@ async def test_a_message_while_a_turn_runs_gets_409_not_ready(hitl_agent: Agent)
         assert final["data"]["message"] == "Finally done."
 
 
+async def test_answers_while_a_turn_runs_get_409_not_waiting_without_python_advice(hitl_agent: Agent) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, served.client() as client:
+        session_id = (await client.post("/session", json={"message": "be slow"})).json()["sessionId"]
+        with anyio.fail_after(5):
+            await model.entered.wait()
+        response = await client.post(
+            f"/session/{session_id}", json={"inputResponses": [{"requestId": "anything", "optionId": "a"}]}
+        )
+        model.release.set()
+    assert (response.status_code, response.json()["code"]) == (409, "session_not_waiting")
+    assert response.json()["error"] == (
+        f"Session {session_id!r} is not waiting for input (status 'running') (a turn is running; one whose "
+        "worker died is taken over once its lease expires)."
+    )
+
+
 @pytest.mark.parametrize(("method", "suffix"), [("GET", ""), ("GET", "/stream"), ("POST", "/cancel")], ids=str)
 async def test_unknown_session_is_404_on_every_read_and_cancel(hitl_agent: Agent, method: str, suffix: str) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, served.client() as client:

@@ -11,10 +11,11 @@ resolvers do:
 - legacy era: `legacy_call` pushes each question as `elicitation/create` mid-request, and
   attempts again at once with the answer recorded.
 
-A 2026-era request sent without `requestState` may already answer a resolver's question (the
-suite's "ignore extra params"): the answer is pinned to the question as this attempt asks it.
-An approval, a client-resolved result, sampling and roots are never taken unasked: they answer
-only through a sealed state, which answers once (`_once`).
+An answer counts only for the exact question this server asked in the previous round (its
+digest is in the sealed `requestState`, which answers once: `_once`), as the MCP SDK's
+resolvers do: `inputResponses` without a state, or for a question the state does not list, are
+ignored and the question is asked again (`input_required`). So a client cannot answer a
+question it was never shown, nor skip an approval's round.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from eve_py.errors import ToolError
 from eve_py.mcp.serve._asking import ClientAsk, RoundChannel, ask_of, require_capability
 from eve_py.mcp.serve._notify import ClientChannel
 from eve_py.mcp.serve._once import Nonces
-from eve_py.mcp.serve._rounds import answer_of, decode_state, encode_state, outcome_of, recorded_answers
+from eve_py.mcp.serve._rounds import decode_state, encode_state, outcome_of, recorded_answers
 from eve_py.mcp.serve._updates import ResourceUpdates
 from eve_py.protocol.pending import RecordedOutcome
 from eve_py.resolvers._solver import Question
@@ -92,17 +93,6 @@ def _asks(site: CallSite, questions: list[Question], channel: RoundChannel) -> l
     return asks + list(channel.pending.values())
 
 
-def _unasked(asks: list[ClientAsk], responses: types.InputResponses, recorded: dict[str, RecordedOutcome]) -> bool:
-    """Record the responses a state-less request gave to resolver questions this attempt asks; any?"""
-    found = False
-    for ask in asks:
-        response = responses.get(ask.key)
-        if response is not None and not ask.key.startswith("eve:") and ask.key not in recorded:
-            recorded[ask.key] = answer_of(ask.key, response, ask.digest)
-            found = True
-    return found
-
-
 async def modern_round(
     attempt: Callable[[Mapping[str, RecordedOutcome], ToolChannel], Awaitable[R | list[Question]]],
     *,
@@ -129,14 +119,11 @@ async def modern_round(
     recorded = recorded_answers(state, input_responses)
     if state.n:
         await nonces.spend(state.n)
-    while True:
-        channel = RoundChannel(client=site.channel, recorded=recorded, capabilities=site.capabilities)
-        outcome = await attempt(recorded, channel)
-        if not isinstance(outcome, list):
-            return outcome
-        asks = _asks(site, outcome, channel)
-        if request_state or not input_responses or not _unasked(asks, input_responses, recorded):
-            break
+    channel = RoundChannel(client=site.channel, recorded=recorded, capabilities=site.capabilities)
+    outcome = await attempt(recorded, channel)
+    if not isinstance(outcome, list):
+        return outcome
+    asks = _asks(site, outcome, channel)
     return types.InputRequiredResult(
         input_requests={ask.key: ask.request for ask in asks}, request_state=encode_state(recorded, asks)
     )
