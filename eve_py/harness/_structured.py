@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from eve_py._json import JsonSchema, JsonValue
+from eve_py._json import JsonSchema, JsonValue, strict_loads
 from eve_py.parking._answers import first_schema_error
 
 __all__ = ("structured_result",)
@@ -16,9 +14,12 @@ def structured_result(text: str, schema: JsonSchema) -> tuple[JsonValue, str | N
     if raw.startswith("```"):
         raw = raw.strip("`").removeprefix("json").strip()
     try:
-        value: JsonValue = json.loads(raw)
-    except json.JSONDecodeError:
-        return None, "The model's final answer is not JSON, but the turn asked for a result matching its outputSchema."
+        value = strict_loads(raw)
+    except ValueError as exc:
+        # NaN, Infinity and lone surrogates too: the result is stored and sent as JSON, as answers are.
+        return None, (
+            f"The model's final answer is not JSON ({exc}), but the turn asked for a result matching its outputSchema."
+        )
     found = first_schema_error(schema, value)
     if found is not None:
         where, error = found

@@ -39,6 +39,7 @@ from eve_py.server._bodies import (
     CreateSessionBody,
     EndBody,
     SessionInputBody,
+    bad_request,
     decode_json,
     json_errors,
     parse_body,
@@ -179,7 +180,7 @@ class Api:
 
         Raises:
             ApiError: 413 when too large; 415 when not sent as `application/json`; 400 when not strict JSON
-                (NaN or Infinity), nested too deep, or holding a lone surrogate.
+                (NaN or Infinity), nested too deep, holding a lone surrogate, or `null`.
         """
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
@@ -198,7 +199,10 @@ class Api:
             raise ApiError(
                 "Send the body as JSON (Content-Type: application/json).", status=415, code="unsupported_media_type"
             )
-        return decode_json(bytes(raw))
+        decoded = decode_json(bytes(raw))
+        if decoded is None:  # `null` is a body, and not an object: only an empty body means "none"
+            raise bad_request("Expected a JSON object, not null.")
+        return decoded
 
     async def _start(
         self, session: Session | str, work: Operation, delivery_id: str | None = None, *, wire: int = 26

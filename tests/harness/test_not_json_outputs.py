@@ -126,3 +126,16 @@ async def test_a_tool_call_whose_arguments_are_not_json_gets_an_error_result_and
     assert ran == ["b"]
     assert session.status == "idle" and session.record.lease is None
     check_pairing(await session.messages())
+
+
+@pytest.mark.parametrize("answer", ['{"ratio": NaN}', '{"ratio": Infinity}', '{"ratio": -Infinity}'])
+async def test_a_structured_result_holding_nan_or_infinity_fails_the_turn_and_stores_nothing(
+    store: SessionStore, answer: str
+) -> None:
+    runtime = Runtime(Agent.from_definitions({}), model=MockModel(lambda request: answer), store=store)
+    session = await runtime.create_session()
+    done = await session.send("the ratio as json", output_schema={"type": "object"})
+    assert done.status == "failed" and done.result is None
+    assert done.error is not None and "is not JSON" in done.error and "not a JSON number" in done.error
+    again = await session.send("hello")  # the session goes on
+    assert again.status == "completed"

@@ -206,6 +206,7 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
     ("response with unknown key", {"inputResponses": [{"requestId": "x", "choice": 1}]}, "choice"),
     ("bad action", {"inputResponses": [{"requestId": "x", "action": "maybe"}]}, "action"),
     ("array body", [1, 2], "Expected a JSON object."),
+    ("null body", b"null", "Expected a JSON object, not null."),
     ("NaN", b'{"inputResponses": [{"requestId": "x", "value": NaN}]}', "NaN is not a JSON number"),
     ("nested too deep", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     ("lone surrogate", b'{"message": "a\\ud800b"}', "lone UTF-16 surrogate"),
@@ -248,6 +249,9 @@ async def test_bad_create_body_gets_400_and_creates_nothing(hitl_agent: Agent) -
             assert response.json()["code"] == "bad_request"
         response = await client.post("/session", content=b"[", headers={"content-type": "application/json"})
         assert response.status_code == 400
+        for api in (served.base + "/v26/eve/v1", served.base + "/eve/v1"):  # `null` is no body on either wire
+            null = await client.post(f"{api}/session", content=b"null", headers={"content-type": "application/json"})
+            assert (null.status_code, null.json()["error"]) == (400, "Expected a JSON object, not null.")
         text = await client.post("/session", content=b'{"message": "hi"}', headers={"content-type": "text/plain"})
         assert text.status_code == 415
         assert len(served.runtime.store._records) == 0, "no session was left behind"  # type: ignore[attr-defined]
