@@ -53,6 +53,8 @@ def request_id(session: Session) -> str:
             "value fails the schema at pickedIds: 'tpl_blue' is not of type 'array'",
         ),
         ({"value": {"picked": ["tpl_blue"]}}, "value fails the schema at (root)"),
+        ({"value": {"pickedIds": ["tpl_blue", "tpl_blue"]}}, "value fails the schema at pickedIds: "),
+        ({"value": {"pickedIds": []}}, "value fails the schema at pickedIds: [] should be non-empty"),
         (
             {"text": "blue please"},
             "it needs a value matching the request's schema; text matches no option and is not JSON",

@@ -40,7 +40,13 @@ class AskQuestionInput(BaseModel):
 class Picked(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    picked_ids: list[str] = Field(alias="pickedIds", description="The ids of the options the person picked.")
+    # At least one, each once: every surface checks an answer against this schema.
+    picked_ids: list[str] = Field(
+        alias="pickedIds",
+        min_length=1,
+        json_schema_extra={"uniqueItems": True},
+        description="The ids of the options the person picked.",
+    )
 
 
 tool = define_client_tool(
