@@ -13,7 +13,10 @@ approval requests it may answer (request, tool, input, deadline, approvals so fa
 answer only those: any other request of the batch is `403 not_an_approver`, and the session's
 state, messages and stream stay its owner's. The answer runs as a session route's answers do:
 an `Answer` through `TurnRunner.start`, by the caller's name (quorum, expiry and one-winner rules
-included).
+included). A repeated or late answer to an approval the caller was asked for (the session's log
+says so), or any answer on its own session, gets the session route's refusal (`409
+request_already_answered`, `session_not_waiting`); a session holding nothing for the caller is
+`404`, as if it did not exist.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from eve_py._camel import CamelModel
 from eve_py.errors import NotAnApproverError, SessionNotFoundError
 from eve_py.harness._accept import may_approve
+from eve_py.protocol import InputRequested
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.server._bodies import json_errors, parse_body
 from eve_py.server._operations import Answer
@@ -68,6 +72,24 @@ class Approvals:
                 found.append(request)
         return found
 
+    async def _asked_of(self, record: SessionRecord, name: str, responses: list[InputResponse]) -> bool:
+        """Whether every request `responses` name is, in the session's log, an approval `name` may give."""
+        asked = {
+            r.request_id: r
+            for event in await self.api.runtime.store.read_events(record.id)
+            if isinstance(event, InputRequested)
+            for r in event.data.input_requests()
+        }
+        tools = self.api.runtime.agent.tools
+        return all(
+            (found := asked.get(response.request_id)) is not None
+            and found.kind == "tool-approval"
+            and (tool := tools.get(found.action.tool_name)) is not None
+            and tool.approvers is not None
+            and may_approve(tools, record, found, name)
+            for response in responses
+        )
+
     @json_errors
     async def list(self, request: Request) -> Response:
         """`GET /approvals`: every approval waiting for the caller, across sessions."""
@@ -96,12 +118,18 @@ class Approvals:
     @json_errors
     async def answer(self, request: Request) -> Response:
         """`POST /approvals`: answer approvals the caller may give, on a session it need not own."""
-        _, name = self.api._caller(request)
+        principal, name = self.api._caller(request)
         body = parse_body(ApprovalsBody, await self.api._body(request))
         record = await self.api.runtime.store.load(body.session_id)
         allowed = {r.request_id for r in self._approvable(record, name)}
-        if not allowed:  # nothing here is the caller's to approve: as if the session did not exist
-            raise SessionNotFoundError(body.session_id)
+        if not allowed:
+            owner = await self.api.owners.owner(body.session_id)
+            if owner != principal and not await self._asked_of(record, name, body.input_responses):
+                raise SessionNotFoundError(body.session_id)  # nothing here is the caller's: as if it did not exist
+            # The caller's own session, or approvals it was asked for: a repeated or late answer gets
+            # the session route's refusal (409 request_already_answered, session_not_waiting, ...).
+            answer = Answer(body.input_responses, None, None, name)
+            return JSONResponse(await self.api._start(body.session_id, answer), status_code=202)
         for response in body.input_responses:
             if response.request_id not in allowed:
                 raise NotAnApproverError(

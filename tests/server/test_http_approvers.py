@@ -69,6 +69,8 @@ async def test_approvers_answer_across_sessions_and_nobody_else_may(tmp_path: Pa
             second = await bob.post("/approvals", json={"sessionId": session_id, "inputResponses": [approve]})
             after_alice = await read_stream(ops, session_id, first.json()["startIndex"])
             after_bob = await read_stream(ops, session_id, second.json()["startIndex"])
+            late = await alice.post("/approvals", json={"sessionId": session_id, "inputResponses": [approve]})
+            carol_late = await carol.post("/approvals", json={"sessionId": session_id, "inputResponses": [approve]})
     finally:
         await store.aclose()
 
@@ -80,7 +82,11 @@ async def test_approvers_answer_across_sessions_and_nobody_else_may(tmp_path: Pa
     assert listed[0]["input"] == {"amount_cents": 90000} and listed[0]["approvalsRequired"] == 2
     assert nothing_for_carol == [] and carol_tries.status_code == 404
     assert alice_reads_state.status_code == 404, "an approver sees nothing else of the session"
-    assert first.status_code == 202 and again.status_code == 404  # nothing left here for alice
+    # Alice approved already, then the call ran: each time the session route's own refusal.
+    assert first.status_code == 202
+    assert (again.status_code, again.json()["code"]) == (409, "request_already_answered"), again.text
+    assert (late.status_code, late.json()["code"]) == (409, "request_already_answered"), late.text
+    assert carol_late.status_code == 404, "still nothing here for someone who is no approver"
     assert [e["approvals"] for e in listed_for_bob] == [["alice"]]
     assert second.status_code == 202 and ran == [90000]
     [approved] = [e for e in after_alice if e["type"] == "input.approved"]
