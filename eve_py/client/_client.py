@@ -22,11 +22,11 @@ client does. Errors come back as the same exceptions the local `Session` raises
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import anyio
 import httpx
@@ -39,7 +39,9 @@ from eve_py.protocol import AnyEvent, is_turn_boundary, parse_event
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import SessionStatus, TurnResult, TurnState
 
-__all__ = ("Accepted", "Client", "RemoteSession", "StreamError")
+__all__ = ("Accepted", "Client", "HttpApi", "RemoteSession", "StreamError", "retry_not_ready", "turn_body")
+
+_T = TypeVar("_T")
 
 _PREFIX = "/v26/eve/v1"
 _SEND_RETRY_S = 20.0
@@ -74,16 +76,15 @@ class RemoteSession:
     event_count: int
 
 
-class Client:
-    """An async client for an eve-py (or eve) server.
+class HttpApi:
+    """What both clients share: the bearer token, the connection pool, requests whose errors are raised.
 
-    Args:
-        base_url: The server, e.g. `http://127.0.0.1:8000` (the `/eve/v1` prefix is added).
-        token: The bearer token; None reads `EVE_API_TOKEN` (the first one, if it lists several).
-        timeout_s: Timeout of ordinary requests, in seconds (streams wait as long as the turn runs).
-        reconnects: How many times `stream()` reconnects in a row after the connection breaks.
-        http: An `httpx.AsyncClient` to use instead of a new one (it is not closed by `aclose`).
+    Its arguments are each client's (`Client`, `Eve1Client`); its methods are private: each client
+    declares its public ones itself (`aclose`, `health`, `info`), so the API reference shows them there.
     """
+
+    prefix = ""
+    """Where the wire's routes are, under `base_url` (each client names its own)."""
 
     def __init__(
         self,
@@ -98,7 +99,7 @@ class Client:
             listed = [t.strip() for t in os.environ.get("EVE_API_TOKEN", "").split(",") if t.strip()]
             token = listed[0] if listed else None
         self._headers = {"authorization": f"Bearer {token}"} if token else {}
-        self._base = base_url.rstrip("/") + _PREFIX
+        self._base = base_url.rstrip("/") + self.prefix
         self._timeout = httpx.Timeout(timeout_s)
         self._reconnects = reconnects
         self._own_http = http is None
@@ -110,10 +111,9 @@ class Client:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.aclose()
+        await self._close()
 
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool (unless it was passed in)."""
+    async def _close(self) -> None:
         if self._own_http:
             await self._http.aclose()
 
@@ -125,15 +125,35 @@ class Client:
             raise error_for(response)
         return response
 
+    async def _json(self, path: str) -> JsonObject:
+        data: JsonObject = (await self._request("GET", path)).json()
+        return data
+
+
+class Client(HttpApi):
+    """An async client for an eve-py (or eve) server, on eve 0.80.1's wire (`/v26/eve/v1`).
+
+    Args:
+        base_url: The server, e.g. `http://127.0.0.1:8000` (the `/v26/eve/v1` prefix is added).
+        token: The bearer token; None reads `EVE_API_TOKEN` (the first one, if it lists several).
+        timeout_s: Timeout of ordinary requests, in seconds (streams wait as long as the turn runs).
+        reconnects: How many times `stream()` reconnects in a row after the connection breaks.
+        http: An `httpx.AsyncClient` to use instead of a new one (it is not closed by `aclose`).
+    """
+
+    prefix = _PREFIX
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool (unless it was passed in)."""
+        await self._close()
+
     async def health(self) -> JsonObject:
         """`GET /health`: `{ok: true, status: "ready", workflowId}`."""
-        data: JsonObject = (await self._request("GET", "/health")).json()
-        return data
+        return await self._json("/health")
 
     async def info(self) -> JsonObject:
         """`GET /info`: eve's agent-info document (the agent, its tools and schemas, its routes)."""
-        data: JsonObject = (await self._request("GET", "/info")).json()
-        return data
+        return await self._json("/info")
 
     async def create_session(
         self,
@@ -143,7 +163,7 @@ class Client:
         output_schema: JsonSchema | None = None,
     ) -> Accepted:
         """Create a session, starting a turn with `message` (text, or text parts) when one is given."""
-        body = _turn_body(message, client_context, output_schema)
+        body = turn_body(message, client_context, output_schema)
         return _accepted((await self._request("POST", "/session", body)).json())
 
     async def send(
@@ -159,17 +179,9 @@ class Client:
         A message refused because a turn is still running (409 `session_not_ready`) is sent again,
         backing off from 0.25 s to 2 s, for up to 20 seconds.
         """
-        body = _turn_body(message, client_context, output_schema)
-        delay, deadline = 0.25, anyio.current_time() + _SEND_RETRY_S
-        while True:
-            try:
-                return _accepted((await self._request("POST", f"/session/{session_id}", body)).json())
-            except SessionStateError as exc:
-                left = deadline - anyio.current_time()
-                if type(exc) is not SessionStateError or left <= 0:  # only `session_not_ready` is retried
-                    raise
-                await anyio.sleep(min(delay, left))
-                delay = min(delay * 2, 2.0)
+        body = turn_body(message, client_context, output_schema)
+        response = await retry_not_ready(lambda: self._request("POST", f"/session/{session_id}", body))
+        return _accepted(response.json())
 
     async def respond(self, session_id: str, responses: Sequence[InputResponse | Mapping[str, Any]]) -> Accepted:
         """Answer open input requests of the session's parked batch.
@@ -343,7 +355,22 @@ def _read_line(line: str, status: int) -> tuple[AnyEvent, bool] | None:
         ) from exc
 
 
-def _turn_body(
+async def retry_not_ready(post: Callable[[], Awaitable[_T]]) -> _T:
+    """`post()`, sent again while it is refused with 409 `session_not_ready` (a turn still runs), backing
+    off from 0.25 s to 2 s, for up to 20 seconds, as eve's client does; any other error is raised at once."""
+    delay, deadline = 0.25, anyio.current_time() + _SEND_RETRY_S
+    while True:
+        try:
+            return await post()
+        except SessionStateError as exc:
+            left = deadline - anyio.current_time()
+            if type(exc) is not SessionStateError or left <= 0:  # only `session_not_ready` is retried
+                raise
+            await anyio.sleep(min(delay, left))
+            delay = min(delay * 2, 2.0)
+
+
+def turn_body(
     message: str | Sequence[str] | None,
     client_context: str | Sequence[str] | Mapping[str, JsonValue] | None,
     output_schema: JsonSchema | None,
