@@ -394,6 +394,8 @@ class V27Lines:
     def _content(self, data: Mapping[str, Any], kind: str, phase: str, value: Any) -> list[Fact]:
         if value is None:
             return []
+        if kind == "result":
+            return self._result(data, value)
         facts = self._step_started(data) if self._run_of(data) is None else []
         run_id = self._run_of(data)
         if run_id is None or run_id not in self._open_runs:
@@ -411,6 +413,22 @@ class V27Lines:
             }
         )
         return facts
+
+    def _result(self, data: Mapping[str, Any], value: Any) -> list[Fact]:
+        """The turn's structured result (`result.completed`, stored once its last step settled): a
+        `content.completed` of kind `result` in the turn's scope (its model run is over), which eve's
+        client reads as the delivery's `data`."""
+        turn_id = text_of(data.get("turnId"))
+        if turn_id is None or self._turns.get(turn_id) != "running":
+            return []
+        part_id = f"{turn_id}.result"
+        return [
+            {
+                "type": "content.completed",
+                "scope": {"turnId": turn_id},
+                "data": {"kind": "result", "partId": part_id, "phase": "reply", "value": value},
+            }
+        ]
 
     def _delta(self, data: Mapping[str, Any]) -> Json:
         """A stored text delta as eve 1.0's `content.delta` progress record, for the part it previews."""

@@ -56,6 +56,8 @@ function comparable(line) {
   if ("$eve" in line) return { $eve: "position" };
   const facts = line.facts
     .filter((fact) => !controlDeliveries.has(fact.data.deliveryId))
+    // A structured result: eve's reader of older sessions drops `result.completed`; eve-py knows it.
+    .filter((fact) => !(fact.type === "content.completed" && fact.data.kind === "result"))
     .map((fact) => {
       let data = fact.data;
       if (data.cause?.deliveryId && controlDeliveries.has(data.cause.deliveryId)) {

@@ -108,6 +108,12 @@ async def _flows(client: httpx.AsyncClient) -> list[str]:
     await answer(
         session_id, [{"interactionId": first, "optionId": "tpl_blue"}, {"interactionId": second, "optionId": "red"}], 1
     )
+    schema = {"type": "object", "required": ["templates"]}
+    created = (await client.post("/session", json={"message": "the catalogue as json", "outputSchema": schema})).json()
+    sessions.append(created["sessionId"])
+    lines = await _settle(client, created["sessionId"], "turn.settled")
+    [result] = [f for line in lines for f in line.get("facts", ()) if f.get("data", {}).get("kind") == "result"]
+    assert result["data"]["value"]["templates"] == ["tpl_blue", "tpl_red", "tpl_green"]
     session_id, _ = await create("help me pick a template", "turn.paused")
     assert (await client.post(f"/session/{session_id}/cancel", json={})).status_code == 202
     await _settle(client, session_id, "turn.settled")

@@ -333,3 +333,14 @@ async def test_a_repeat_with_the_same_idempotency_key_names_the_same_delivery(hi
         ]
         other = await session.send("the catalogue as json", idempotency_key="webhook:evt_2")
         assert other.delivery_id != first.delivery_id
+
+
+async def test_a_structured_result_is_the_delivery_s_data(hitl_agent: Agent) -> None:
+    schema = {"type": "object", "required": ["templates"]}
+    async with serve(hitl_runtime(hitl_agent)) as served, Eve1Client(served.base, token=ALICE) as client:
+        session, delivery = await client.create_session("the catalogue as json", output_schema=schema)
+        done = await delivery.result(timeout_s=10)
+        follow_up = await (await session.send("the catalogue as json again", output_schema=schema)).result(timeout_s=10)
+    assert done.status == "completed"
+    assert done.data == {"templates": ["tpl_blue", "tpl_red", "tpl_green"], "sawClientContext": False}
+    assert follow_up.data == done.data
