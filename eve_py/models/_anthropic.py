@@ -255,6 +255,9 @@ class AnthropicModel(HTTPModel):
         extra_body: Extra request fields, e.g. `{"temperature": 0}`.
         name: The model's label; defaults to `"anthropic:<model>"`.
         key_hint: Where the key came from, quoted by 401/403 errors.
+        read_timeout_s: Seconds of silence from the provider after which a request fails (a read
+            timeout, retried as a connection error); None: `EVE_MODEL_READ_TIMEOUT_S`, else 300.
+            Applies to the client the model makes (a given `client` keeps its own timeouts).
     """
 
     def __init__(
@@ -271,6 +274,7 @@ class AnthropicModel(HTTPModel):
         extra_body: JsonObject | None = None,
         name: str | None = None,
         key_hint: str | None = None,
+        read_timeout_s: float | None = None,
     ) -> None:
         self.model = model
         self.provider = "anthropic"
@@ -288,6 +292,7 @@ class AnthropicModel(HTTPModel):
             retry=retry or RetryPolicy(),
             secrets=[api_key] if api_key else [],
             key_hint=key_hint,
+            read_timeout_s=read_timeout_s,
         )
 
     def __repr__(self) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -17,15 +19,43 @@ from typing import Self
 import httpx
 
 from eve_py._json import JsonObject, JsonValue
-from eve_py.errors import ModelConnectionError, ModelError, ModelHTTPError
+from eve_py.errors import ModelConfigurationError, ModelConnectionError, ModelError, ModelHTTPError
 from eve_py.models._base import DeltaListener, ModelRequest, ModelResponse
 from eve_py.models._retry import RetryPolicy, retry_after_seconds
 from eve_py.models._sse import is_event_stream
 
-__all__ = ("DEFAULT_TIMEOUT", "RETRY_LOGGER", "HTTPModel", "ProviderHTTP", "decode_object")
+__all__ = ("DEFAULT_TIMEOUT", "READ_TIMEOUT_ENV", "RETRY_LOGGER", "HTTPModel", "ProviderHTTP", "decode_object")
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
 """Seconds: to connect, of silence while reading (between chunks), to send, to get a pooled connection."""
+
+READ_TIMEOUT_ENV = "EVE_MODEL_READ_TIMEOUT_S"
+"""Sets the read timeout (seconds of silence from a provider that accepted the request) of every
+model that makes its own HTTP client and was given no `read_timeout_s`."""
+
+
+def _seconds(value: float | None) -> str:
+    return "ever" if value is None else f"{value:g} s"
+
+
+def read_timeout(read_timeout_s: float | None) -> float:
+    """The read timeout in seconds: `read_timeout_s`, else `EVE_MODEL_READ_TIMEOUT_S`, else 300.
+
+    Raises:
+        ModelConfigurationError: A value that is not a positive number of seconds.
+    """
+    raw: object = read_timeout_s if read_timeout_s is not None else os.environ.get(READ_TIMEOUT_ENV)
+    if raw is None or raw == "":
+        return float(DEFAULT_TIMEOUT.read or 300.0)
+    try:
+        seconds = float(raw)  # type: ignore[arg-type]
+    except ValueError:
+        seconds = -1.0
+    if not math.isfinite(seconds) or seconds <= 0:
+        where = "read_timeout_s" if read_timeout_s is not None else READ_TIMEOUT_ENV
+        raise ModelConfigurationError(f"{where} must be a positive number of seconds, got {raw!r}")
+    return seconds
+
 
 RETRY_LOGGER = logging.getLogger("eve_py.models.retry")
 """Says (at INFO) each retry before its wait: `eve-py chat`/`run` show these as a status line."""
@@ -43,6 +73,11 @@ class ProviderHTTP:
         retry: When and how long to retry.
         secrets: Strings that must never appear in an error (the API key).
         key_hint: Where the key comes from, for 401/403 messages (e.g. "AI_GATEWAY_API_KEY").
+        read_timeout_s: Seconds of silence after which a request fails (`read_timeout`); for the
+            client this object makes (a given client keeps its own timeouts).
+
+    Raises:
+        ModelConfigurationError: `read_timeout_s` (or `EVE_MODEL_READ_TIMEOUT_S`) is not a positive number.
     """
 
     def __init__(
@@ -53,8 +88,10 @@ class ProviderHTTP:
         retry: RetryPolicy,
         secrets: Sequence[str] = (),
         key_hint: str | None = None,
+        read_timeout_s: float | None = None,
     ) -> None:
         self.provider = provider
+        self.timeout = httpx.Timeout(DEFAULT_TIMEOUT.connect, read=read_timeout(read_timeout_s), write=30.0, pool=30.0)
         self.retry = retry
         self._client = client
         self._owns_client = client is None
@@ -65,7 +102,7 @@ class ProviderHTTP:
     def client(self) -> httpx.AsyncClient:
         """The client requests go through (created on first use when none was given)."""
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+            self._client = httpx.AsyncClient(timeout=self.timeout)
         return self._client
 
     async def aclose(self) -> None:
@@ -151,11 +188,21 @@ class ProviderHTTP:
             await policy.sleep(delay)
 
     def _unreachable(self, url: str, exc: httpx.TransportError, attempt: int) -> ModelConnectionError:
-        return ModelConnectionError(
-            f"Could not reach {self.provider} at {_shown(url)}: {type(exc).__name__}: {self.redact(str(exc))}"
-            + _attempts(attempt),
-            provider=self.provider,
-        )
+        timeouts = self.client.timeout
+        if isinstance(exc, httpx.ReadTimeout):
+            message = (
+                f"{self.provider} at {_shown(url)} took the request but sent nothing for {_seconds(timeouts.read)} "
+                f"(read timeout; {READ_TIMEOUT_ENV} or read_timeout_s sets it)"
+            )
+        elif isinstance(exc, httpx.ConnectTimeout):
+            message = (
+                f"Could not connect to {self.provider} at {_shown(url)} within {_seconds(timeouts.connect)} "
+                "(connect timeout)"
+            )
+        else:
+            detail = self.redact(str(exc)) or "no detail"
+            message = f"Could not reach {self.provider} at {_shown(url)}: {type(exc).__name__}: {detail}"
+        return ModelConnectionError(message + _attempts(attempt), provider=self.provider)
 
     async def _http_error(self, response: httpx.Response, attempt: int) -> ModelHTTPError:
         try:

@@ -163,6 +163,9 @@ class ChatCompletionsModel(HTTPModel):
         name: The model's label in logs and events; defaults to `model` on the gateway and
             `"<provider>:<model>"` elsewhere.
         key_hint: Where the key came from, quoted by 401/403 errors (e.g. `"AI_GATEWAY_API_KEY"`).
+        read_timeout_s: Seconds of silence from the provider after which a request fails (a read
+            timeout, retried as a connection error); None: `EVE_MODEL_READ_TIMEOUT_S`, else 300.
+            Applies to the client the model makes (a given `client` keeps its own timeouts).
     """
 
     def __init__(
@@ -179,6 +182,7 @@ class ChatCompletionsModel(HTTPModel):
         extra_body: JsonObject | None = None,
         name: str | None = None,
         key_hint: str | None = None,
+        read_timeout_s: float | None = None,
     ) -> None:
         self.model = model
         self.provider = provider
@@ -195,6 +199,7 @@ class ChatCompletionsModel(HTTPModel):
             retry=retry or RetryPolicy(),
             secrets=[api_key] if api_key else [],
             key_hint=key_hint,
+            read_timeout_s=read_timeout_s,
         )
 
     def __repr__(self) -> str:
