@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from eve_py._lru import Recent
 from eve_py.cli._deadlines import clock, deadline_of
 from eve_py.cli._prompts import _plain, describe_answer
-from eve_py.models._http import RETRY_LOGGER
+from eve_py.models._http import RETRY_LOGGER, noticing_waits
 from eve_py.protocol import (
     ActionLog,
     ActionProgress,
@@ -142,13 +142,15 @@ class _RetryLine(logging.Handler):
 
 @contextmanager
 def showing_retries() -> Iterator[None]:
-    """While inside, each retry of a model request prints a status line on stderr (the wait is otherwise silent)."""
+    """While inside, each retry of a model request, and a model slow to answer, prints a status line
+    on stderr (the wait is otherwise silent)."""
     handler = _RetryLine(logging.INFO)
     level = RETRY_LOGGER.level
     RETRY_LOGGER.addHandler(handler)
     RETRY_LOGGER.setLevel(logging.INFO)
     try:
-        yield
+        with noticing_waits():
+            yield
     finally:
         RETRY_LOGGER.removeHandler(handler)
         RETRY_LOGGER.setLevel(level)

@@ -11,8 +11,9 @@ import json
 import logging
 import math
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
 from typing import Self
 
@@ -58,7 +59,52 @@ def read_timeout(read_timeout_s: float | None) -> float:
 
 
 RETRY_LOGGER = logging.getLogger("eve_py.models.retry")
-"""Says (at INFO) each retry before its wait: `eve-py chat`/`run` show these as a status line."""
+"""Says (at INFO) each retry before its wait, and that a provider is slow to answer: `eve-py
+chat`/`run` show these as status lines."""
+
+WAIT_NOTICE_S = (5.0, 15.0)
+"""Seconds before the first "waiting for the provider" line, and between later ones."""
+
+_waits_noticed = 0
+"""How many `noticing_waits()` blocks are open: the CLI's, where a person watches a terminal."""
+
+
+@contextmanager
+def noticing_waits() -> Iterator[None]:
+    """While inside, a request that waits `WAIT_NOTICE_S` for its answer says so (INFO, `RETRY_LOGGER`)."""
+    global _waits_noticed
+    _waits_noticed += 1
+    try:
+        yield
+    finally:
+        _waits_noticed -= 1
+
+
+def _notice_waiting(provider: str, read_timeout_s: float | None) -> Callable[[], None]:
+    """Start saying that a request waits for its answer (inside `noticing_waits` only); returns what stops it.
+
+    A timer thread, because the wait is a single `await` this module cannot interleave with; a
+    server never starts one.
+    """
+    if not _waits_noticed:
+        return _nothing
+    first, every = WAIT_NOTICE_S
+    limit = f"; the read timeout is {read_timeout_s:g} s" if read_timeout_s is not None else ""
+    stopped = threading.Event()
+
+    def notice() -> None:
+        waited = first
+        while not stopped.wait(first if waited == first else every):
+            RETRY_LOGGER.info("waiting for %s to answer (%g s so far%s)", provider, waited, limit)
+            waited += every
+
+    threading.Thread(target=notice, name=f"eve-py: waiting for {provider}", daemon=True).start()
+    return stopped.set
+
+
+def _nothing() -> None:
+    return None
+
 
 _BODY_EXCERPT = 1000
 """Most characters of an error body kept in `ModelHTTPError.body`."""
@@ -141,16 +187,19 @@ class ProviderHTTP:
             attempt += 1
             error: ModelError
             wait: float | None = None
+            stop_notice = _notice_waiting(self.provider, self.client.timeout.read)
             try:
                 response = await self.client.send(
                     self.client.build_request("POST", url, headers=request_headers, content=content), stream=True
                 )
             except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:  # a misconfigured base URL: no retry helps
+                stop_notice()
                 raise ModelConnectionError(
                     f"Cannot send to {self.provider} at {_shown(url)!r}: {self.redact(str(exc))} (check the base URL)",
                     provider=self.provider,
                 ) from exc
             except httpx.TransportError as exc:
+                stop_notice()
                 error = self._unreachable(url, exc, attempt)
             else:
                 broken: httpx.TransportError | None = None
@@ -160,6 +209,7 @@ class ProviderHTTP:
                     except httpx.TransportError as exc:
                         broken = exc
                         await response.aclose()
+                stop_notice()
                 if broken is not None:
                     error = self._unreachable(url, broken, attempt)
                 elif response.is_success:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ import pytest
 from eve_py import Runtime, Session, load_agent
 from eve_py.agent import load_mock_model
 from eve_py.cli._main import main
+from eve_py.models import _http
 from eve_py.sessions import SQLiteSessionStore
 
 RunEve = Callable[..., "subprocess.CompletedProcess[str]"]
@@ -450,3 +453,25 @@ def test_run_with_an_unknown_session_id_fails_with_a_clear_message(
 
     assert code == 2
     assert "No session with id 'ses_missing'" in capsys.readouterr().err
+
+
+def test_a_model_that_never_answers_shows_waiting_lines_then_a_read_timeout(
+    hitl_app: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    held: list[socket.socket] = []
+    server = socket.create_server(("127.0.0.1", 0))
+    accepting = threading.Thread(target=lambda: held.append(server.accept()[0]), daemon=True)
+    accepting.start()
+    monkeypatch.setattr(_http, "WAIT_NOTICE_S", (0.2, 0.3))
+    monkeypatch.setenv("EVE_MODEL_READ_TIMEOUT_S", "1")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.getsockname()[1]}/v1")
+    try:
+        code = main(["run", str(hitl_app), "hello", "--model", "openai:llama", "--store", str(tmp_path / "s.db")])
+    finally:
+        for connection in held:
+            connection.close()
+        server.close()
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "  ... waiting for openai to answer (0.2 s so far; the read timeout is 1 s)" in err
+    assert "took the request but sent nothing for 1 s (read timeout;" in err
