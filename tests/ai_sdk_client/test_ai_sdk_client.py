@@ -133,3 +133,27 @@ async def test_one_steps_approval_and_picker_are_answered_together_and_each_call
     calls = [call for m in conversation if isinstance(m, eve.AssistantMessage) for call in m.tool_calls]
     assert sorted(r.tool_call_id for r in results) == sorted(c.tool_call_id for c in calls)
     assert len(calls) == 3
+
+
+async def test_the_docs_chat_mjs_example_runs_and_runs_again(tmp_path: Path) -> None:
+    """docs/frontends.md's `chat.mjs`, as a reader copies it, run twice against one server."""
+    page = (HERE.parent.parent / "docs" / "frontends.md").read_text()
+    source = page.split('```js title="chat.mjs"\n', 1)[1].split("```", 1)[0]
+    script = HERE / "docs_chat.mjs"  # beside node_modules, so `ai` resolves
+    script.write_text(source)
+    try:
+        async with eve_serve(tmp_path / "sessions.db", TOKEN) as (url, _, _):
+            env = {**os.environ, "EVE_AI_SDK": url + "/ai-sdk/chat", "EVE_API_TOKEN": TOKEN}
+            outputs = []
+            for _ in range(2):
+                with anyio.fail_after(60):
+                    done = await anyio.run_process([str(NODE), str(script)], cwd=HERE, env=env, check=False)
+                assert done.returncode == 0, done.stderr.decode()[-2000:]
+                outputs.append(done.stdout.decode().splitlines())
+    finally:
+        script.unlink()
+    assert outputs[0] == outputs[1]
+    assert outputs[0][1:] == [
+        "Recorded your pick: tpl_green.",
+        "The guarded echo ran and returned the token guarded-echo-ok-T4Q9.",
+    ]
