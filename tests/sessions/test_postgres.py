@@ -18,7 +18,7 @@ from eve_py.sessions import MemorySessionStore, SQLiteSessionStore
 from eve_py.sessions._feed import Notice
 from eve_py.sessions._opening import open_store
 from eve_py.sessions.postgres import POSTGRES_SCHEMA_VERSION, PostgresSessionStore, migrate
-from tests.conftest import HITL_APP
+from tests.conftest import HITL_APP, REPO
 from tests.postgres import PostgresServer
 
 PICK = {"pickedIds": ["tpl_green"]}
@@ -47,6 +47,9 @@ def test_a_database_without_the_schema_is_refused_until_migrate_creates_it(
     assert main(["store", "migrate", url]) == 0
     out = capsys.readouterr().out
     assert f"schema none -> {POSTGRES_SCHEMA_VERSION}" in out and "up to date" in out
+    first = out.splitlines()[0]
+    for page in ("cli.md", "deploy.md"):  # the pages show what migrate prints on a new database
+        assert f"\n{first}\n" in (REPO / "docs" / page).read_text(), (page, first)
 
     assert main(["run", str(HITL_APP), "hello", "--model", "mock", "--store", url]) == 0
 
