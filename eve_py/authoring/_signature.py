@@ -197,9 +197,7 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
         arguments_model = create_model(model_name, __config__=ConfigDict(extra="ignore"), **fields)
         schema = arguments_model.model_json_schema()
     except Exception as exc:
-        raise ToolDefinitionError(
-            f"tool {tool!r}: cannot build an input schema from the executor's parameters: {exc}"
-        ) from exc
+        raise ToolDefinitionError(_no_schema_message(fn_name, fields, exc)) from exc
     schema.pop("title", None)
     schema.setdefault("properties", {})
     return ExecutorPlan(
@@ -210,3 +208,22 @@ def plan_executor(fn: Callable[..., Any], *, tool: str) -> ExecutorPlan:
         arguments_model=arguments_model,
         input_schema=schema,
     )
+
+
+def _no_schema_message(fn_name: str, fields: Mapping[str, tuple[Any, Any]], error: Exception) -> str:
+    """Why the executor's parameters have no input schema, naming the parameter that has none."""
+    for name, field in fields.items():
+        try:
+            create_model("probe", __config__=ConfigDict(extra="ignore"), **{name: field}).model_json_schema()
+        except Exception:  # noqa: BLE001 - any failure here names the parameter; the cause is below
+            shown = getattr(field[0], "__qualname__", None) or repr(field[0])
+            module = getattr(field[0], "__module__", "")
+            kind = f"{module}.{shown}" if module and module != "builtins" else shown
+            return (
+                f"the executor {fn_name}() takes parameter {name!r} of type {kind}, which has no JSON Schema "
+                "(the model sends the call's input as JSON): give it a JSON-shaped type (str, int, float, bool, "
+                "a list or dict of those, a pydantic model, a Literal or Enum), or annotate it ToolContext or "
+                "Annotated[T, Resolve(...)]"
+            )
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return f"the executor {fn_name}() has parameters no input schema can describe: {first}"

@@ -173,3 +173,23 @@ def test_files_that_import_in_time_compile_as_before_with_a_small_timeout(tmp_pa
     manifest = compile_app(app, import_timeout_s=5)
 
     assert "note" in [tool.name for tool in manifest.tools]
+
+
+def test_a_parameter_type_with_no_json_schema_names_the_parameter_and_what_to_use(tmp_path: Path) -> None:
+    write_app(
+        tmp_path,
+        {
+            "tools/sock.py": (
+                "import socket\n\nfrom eve_py import define_tool\n\n\n"
+                "def connect(host: str, conn: socket.socket) -> str:\n    return host\n\n\n"
+                'tool = define_tool(description="Connect.", execute=connect)\n'
+            )
+        },
+    )
+    with pytest.raises(CompileError) as caught:
+        compile_app(tmp_path)
+    [found] = [d for d in caught.value.diagnostics if d.path == "tools/sock.py"]
+    assert (
+        "the executor connect() takes parameter 'conn' of type socket.socket, which has no JSON Schema" in found.message
+    )
+    assert "arbitrary_types_allowed" not in found.message and "errors.pydantic.dev" not in found.message
