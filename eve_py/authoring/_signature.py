@@ -214,7 +214,8 @@ def _no_schema_message(fn_name: str, fields: Mapping[str, tuple[Any, Any]], erro
     """Why the executor's parameters have no input schema, naming the parameter that has none."""
     for name, field in fields.items():
         try:
-            create_model("probe", __config__=ConfigDict(extra="ignore"), **{name: field}).model_json_schema()
+            alone: dict[str, Any] = {name: field}
+            create_model("probe", __config__=ConfigDict(extra="ignore"), **alone).model_json_schema()
         except Exception:  # noqa: BLE001 - any failure here names the parameter; the cause is below
             shown = getattr(field[0], "__qualname__", None) or repr(field[0])
             module = getattr(field[0], "__module__", "")
