@@ -14,6 +14,7 @@ Commands at any prompt: `/skip` (leave this question unanswered), `/help` (what 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -132,7 +133,7 @@ async def ask_request(request: InputRequest, ask: Ask, say: Say, *, now: float |
         try:
             return check_response(request, response)
         except InvalidAnswerError as exc:
-            say(f"  ! {str(exc).split(': ', 1)[-1]}")
+            say(f"  ! {_for_person(request, str(exc).split(': ', 1)[-1])}")
 
 
 async def _read(request: InputRequest, ask: Ask, say: Say) -> InputResponse:
@@ -303,6 +304,21 @@ async def _read_field(
             return _convert(request, kind, raw)
         except ValueError as exc:
             say(f"  ! {exc}")
+
+
+_EDIT_PROBLEM = re.compile(r"^editedInput fails the tool's input schema at (?P<field>[^:]+): ")
+
+
+def _for_person(request: InputRequest, problem: str) -> str:
+    """An answer's problem in the terminal's words: an edit's field by its prompt's label, not the wire's name."""
+    properties = (request.edit_schema or {}).get("properties", {})
+
+    def label(match: re.Match[str]) -> str:
+        field = match["field"]
+        spec = properties.get(field)
+        return f"{_title(field, spec) if isinstance(spec, dict) else field}: "
+
+    return _EDIT_PROBLEM.sub(label, problem)
 
 
 def _field_problem(request: InputRequest, name: str, spec: dict[str, Any], value: JsonValue) -> str | None:

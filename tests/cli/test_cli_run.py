@@ -160,7 +160,19 @@ def test_run_gives_the_answers_in_order_to_a_turn_that_parks_twice(
     code = run_cli(hitl_app, store, "set up a palette", "--answers", answers)
 
     assert code == 0
-    assert "template tpl_blue, accent red" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "agent > Your palette is set: template tpl_blue, accent red." in out
+
+
+def test_a_skipped_palette_question_reads_as_text_not_a_dict(
+    hitl_app: Path, store: Path, write_answers: WriteAnswers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = write_answers([{"value": {"pickedIds": ["tpl_blue"]}}, {"action": "decline"}])
+
+    assert run_cli(hitl_app, store, "set up a palette", "--answers", answers) == 0
+    out = capsys.readouterr().out
+    assert "agent > Your palette is set: template tpl_blue, accent nothing (the question was skipped)." in out
+    assert "{'recorded'" not in out
 
 
 def test_run_gives_the_answers_in_request_order_to_one_batch_of_two_requests(
