@@ -27,6 +27,7 @@ from eve_py.harness._commit import Committed
 from eve_py.harness._runtime import Runtime
 from eve_py.harness._session import Session
 from eve_py.models._base import Model
+from eve_py.protocol import MessageReceived, TurnCancelled, TurnCompleted, TurnFailed
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import TurnResult
 from eve_py.sessions._opening import open_store, store_spec
@@ -119,6 +120,20 @@ async def _converse(session: Session, result: TurnResult | None, ask: Ask, rende
             say(CHAT_HELP)
         elif line:
             result = await session.send(line)
+
+
+async def _cancelled_message(session: Session) -> str | None:
+    """The text of the message whose turn was cancelled, when the session's last turn ended so; else None."""
+    try:
+        await session.refresh()
+        events = await session.events()
+    except EveError:
+        return None
+    ends = [e for e in events if isinstance(e, TurnCompleted | TurnFailed | TurnCancelled)]
+    if not ends or not isinstance(ends[-1], TurnCancelled):
+        return None
+    received = [e.data.message for e in events if isinstance(e, MessageReceived)]
+    return received[-1] if received else ""
 
 
 async def _still_waiting(session: Session) -> bool:
@@ -225,16 +240,33 @@ async def run_chat(args: argparse.Namespace, model: Model | str | None) -> int:
         say("(/help for help; /quit or Ctrl-D leaves, and the chat continues later with:")
         say(f"  {continue_command(args, session.id)})")
         result: TurnResult | None = None
+        if session.status == "running" and session.record.lease_held():
+            say(
+                "this session's turn is running in another process right now; let it finish (or stop that "
+                f"process), then continue with: {continue_command(args, session.id)}"
+            )
+            return 2
         if session.status == "running":
-            say("this session's last turn was interrupted; continuing it")
+            say("this session's last turn was interrupted (its process stopped); continuing it")
             result = await session.resume()
         elif session.status == "waiting":
             result = await session.resume()
+        elif (unanswered := await _cancelled_message(session)) is not None:
+            say(f"your last message got no reply: its turn was cancelled (Ctrl-C). It was: {unanswered}")
         await _converse(session, result, TerminalLines(), render)
     except _Leave:
         pass
     except EOFError:
         say("")
+    except anyio.get_cancelled_exc_class():
+        if session is not None:
+            with anyio.CancelScope(shield=True):
+                if await _cancelled_message(session) is not None:
+                    say(
+                        "\nyour message got no reply: its turn was cancelled; continue with: "
+                        f"{continue_command(args, session.id)}"
+                    )
+        raise
     finally:
         if session is not None and await _still_waiting(session):
             say(f"the session is waiting for your answer; continue with: {continue_command(args, session.id)}")

@@ -179,8 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except KeyboardInterrupt:
-        # The --session hint is for the commands that take --session (chat prints its own command too).
-        hint = "; parked sessions stay parked and can be continued with --session" if args.command in _RESUMABLE else ""
+        # The --session hint is for `run`; chat says what became of its turn, and its own command.
+        hint = "; parked sessions stay parked and can be continued with --session" if args.command == "run" else ""
         _print(f"\ninterrupted{hint}", err=True)
         return 130
 
