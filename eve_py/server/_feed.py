@@ -10,6 +10,7 @@ since notices sent meanwhile are lost (they re-read the store, which is the trut
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 import anyio
 from anyio.abc import TaskStatus
@@ -22,6 +23,7 @@ __all__ = ("follow_feed",)
 
 _log = logging.getLogger("eve_py.server")
 _RETRY_S = 1.0
+_MAX_RETRY_S = 10.0
 
 
 async def follow_feed(
@@ -30,13 +32,16 @@ async def follow_feed(
     runner: TurnRunner,
     *,
     retry_s: float = _RETRY_S,
+    max_retry_s: float = _MAX_RETRY_S,
+    sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Route the feed's notices until cancelled: events wake readers, cancels stop turns running here.
 
     Reports started once the first listening connection is in place (no commit after that is missed).
-    A lost connection is tried again every `retry_s` seconds. An outage is logged once, with its
-    cause, when it starts (a warning) and once when it ends (info), not at every failed attempt.
+    A lost connection is tried again after `retry_s` seconds, the wait doubling with each failed
+    attempt up to `max_retry_s`. An outage is logged once, with its cause, when it starts (a
+    warning) and once when it ends (info), not at every failed attempt.
     """
     started = False
     failed = 0
@@ -60,7 +65,12 @@ async def follow_feed(
                 raise
             failed += 1
             if failed == 1:
-                _log.warning("lost the store's notices; trying again every %.0f s", retry_s, exc_info=True)
+                _log.warning(
+                    "lost the store's notices; trying again, waiting %g s and up to %g s between attempts",
+                    retry_s,
+                    max_retry_s,
+                    exc_info=True,
+                )
             else:
                 _log.debug("still no store notices after %d attempts: %s", failed, error)
-        await anyio.sleep(retry_s)
+        await sleep(min(retry_s * 2 ** max(failed - 1, 0), max_retry_s))

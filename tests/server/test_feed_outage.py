@@ -57,9 +57,19 @@ async def test_an_outage_is_logged_once_when_it_starts_and_once_when_it_ends(
     runner = TurnRunner(hitl_runtime(hitl_agent), hub)
     feed = FlakyFeed(outage=5)
     caplog.set_level(logging.DEBUG, logger="eve_py.server")
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        await anyio.lowlevel.checkpoint()
+
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
-            await group.start(lambda task_status: follow_feed(feed, hub, runner, retry_s=0.01, task_status=task_status))
+            await group.start(
+                lambda task_status: follow_feed(
+                    feed, hub, runner, retry_s=1.0, max_retry_s=8.0, sleep=sleep, task_status=task_status
+                )
+            )
             await feed.back.wait()
             group.cancel_scope.cancel()
     records = [r for r in caplog.records if r.name == "eve_py.server"]
@@ -71,3 +81,4 @@ async def test_an_outage_is_logged_once_when_it_starts_and_once_when_it_ends(
     ]
     assert sum(r.levelno == logging.DEBUG for r in records) == 5  # each failed retry, quietly
     assert feed.attempts == 7
+    assert waits == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]  # backing off between attempts, up to its cap
