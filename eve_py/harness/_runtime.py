@@ -214,7 +214,8 @@ class Runtime:
             self.sweeper.expire_one = previous
 
     async def _expire_one(self, session_id: str) -> None:
-        await self._session(await self.store.load(session_id)).expire()
+        record = await self.store.load(session_id)
+        await self._session(record)._expire_from(record)
 
     def _session(self, record: SessionRecord) -> Session:
         return Session(

@@ -356,8 +356,16 @@ class Session:
         Raises:
             SessionConflictError: Another writer (an answer, another worker) wrote first.
         """
+        return await self._expire_from(await self._store.load(self.id))
+
+    async def _expire_from(self, record: SessionRecord) -> TurnResult | None:
+        """`expire`, from `record` as just loaded (the sweeper's read: the session is read once).
+
+        Raises:
+            SessionConflictError: Another writer wrote since `record` was read.
+        """
         driver = self._new_driver()
-        expired = await commit_expiry(driver.writer, await self._store.load(self.id), time.time())
+        expired = await commit_expiry(driver.writer, record, time.time())
         if expired is None:
             return None
         record, settled = expired

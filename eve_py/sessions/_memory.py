@@ -9,6 +9,7 @@ collection (as a log of model objects, each a web of dicts and lists, would).
 
 from __future__ import annotations
 
+import bisect
 import secrets
 from collections.abc import Sequence
 
@@ -28,6 +29,8 @@ class MemorySessionStore:
         self._events: dict[str, list[str]] = {}
         self._messages: dict[str, list[str]] = {}
         self._deadlines: dict[str, float] = {}
+        self._by_deadline: list[tuple[float, str]] = []
+        """`_deadlines` as (deadline, session id), kept sorted: `due` reads the front, not the whole."""
         """Each waiting session's first deadline, for the sessions that have one."""
         self._secrets: dict[str, bytes] = {}
         self._once: dict[str, float] = {}
@@ -74,10 +77,15 @@ class MemorySessionStore:
 
     def _keep_deadline(self, stored: SessionRecord) -> None:
         deadline = stored.input_deadline
-        if deadline is None:
-            self._deadlines.pop(stored.id, None)
-        else:
+        previous = self._deadlines.get(stored.id)
+        if previous == deadline:
+            return
+        if previous is not None:
+            del self._by_deadline[bisect.bisect_left(self._by_deadline, (previous, stored.id))]
+            del self._deadlines[stored.id]
+        if deadline is not None:
             self._deadlines[stored.id] = deadline
+            bisect.insort(self._by_deadline, (deadline, stored.id))
 
     async def read_events(self, session_id: str, start: int = 0, stop: int | None = None) -> list[Event]:
         """See `SessionStore.read_events`."""
@@ -89,8 +97,8 @@ class MemorySessionStore:
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """See `SessionStore.due`."""
-        found = sorted((at, session_id) for session_id, at in self._deadlines.items() if at <= now)
-        return [session_id for _, session_id in found[:limit]]
+        end = bisect.bisect_right(self._by_deadline, now, key=lambda entry: entry[0])
+        return [session_id for _, session_id in self._by_deadline[: min(end, limit)]]
 
     async def waiting(self, limit: int = 1000) -> list[str]:
         """See `SessionStore.waiting`."""

@@ -29,7 +29,9 @@ from eve_py.errors import UsageError
 from eve_py.protocol.events import ActionResult, InputRequested, InputResolved, TurnCompleted
 from eve_py.protocol.messages import ToolMessage
 from eve_py.protocol.requests import parse_deadline
-from eve_py.sessions import SessionStore, SQLiteSessionStore
+from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
+from eve_py.sessions._forwarding import ForwardingStore
+from eve_py.sessions._record import SessionRecord
 from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.clock import Clock
 
@@ -277,3 +279,23 @@ def test_a_bad_expires_after_is_refused_where_it_is_written(make: Any, problem: 
 def test_a_bad_agent_default_is_refused() -> None:
     with pytest.raises(UsageError, match="input_expires_after"):
         define_agent(input_expires_after=float("inf"))
+
+
+async def test_the_sweeper_reads_a_due_session_once_to_expire_it(clock: Clock) -> None:
+    class Counting(ForwardingStore):
+        def __init__(self) -> None:
+            super().__init__(MemorySessionStore())
+            self.loads: list[str] = []
+
+        async def load(self, session_id: str) -> SessionRecord:
+            self.loads.append(session_id)
+            return await super().load(session_id)
+
+    store = Counting()
+    runtime, session = await parked(store, "refund it", [])
+    clock.set(61)
+    store.loads.clear()
+    assert await runtime.expire_due() == 1
+    assert store.loads.count(session.id) == 1
+    await session.refresh()
+    assert session.status != "waiting"
