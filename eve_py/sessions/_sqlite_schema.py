@@ -11,7 +11,9 @@ in place, in one transaction, when opened (columns and tables are added, and the
 from __future__ import annotations
 
 import functools
+import logging
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -114,22 +116,59 @@ def connect(path: Path, timeout_s: float) -> sqlite3.Connection:
         raise StoreSchemaError(f"cannot open {path} as a session store: {exc}") from exc
 
 
+UPGRADE_WAIT_S = 3600.0
+"""How long opening a file waits for another process's upgrade of it to end, in seconds."""
+
+_log = logging.getLogger("eve_py.sessions")
+_RETRY_S = 0.1
+
+
 def check_schema(db: sqlite3.Connection, path: Path) -> None:
     """Upgrade a file of an older schema this one can read; refuse any other (a new or empty file passes).
 
+    Another process upgrading the file holds its write lock for as long as the upgrade takes: this
+    one waits for it (saying so, once), up to `UPGRADE_WAIT_S`, then finds the file upgraded.
+
     Raises:
-        StoreSchemaError: The file holds sessions of another eve-py version.
+        StoreSchemaError: The file holds sessions of another eve-py version, or stayed locked
+            past `UPGRADE_WAIT_S`.
     """
     version, tables = _version(db)
     if "sessions" in tables and version in _UPGRADES:
-        # One transaction: a failed upgrade keeps nothing, and the file stays as it was.
-        version, tables = immediate(db, functools.partial(_upgrade, path=path))
+        version, tables = _upgrade_when_free(db, path)
     if "sessions" in tables and version != SCHEMA_VERSION:
         raise StoreSchemaError(
             f"{path} holds sessions in store schema {version}, written by another eve-py version; this one "
             f"reads schema {SCHEMA_VERSION}. Use a new file (--store), or finish those sessions with the "
             "eve-py that wrote them."
         )
+
+
+def _upgrade_when_free(db: sqlite3.Connection, path: Path) -> tuple[int, set[str]]:
+    """`_upgrade` in one transaction (a failed upgrade keeps nothing), once no other process holds the file."""
+    waited_since: float | None = None
+    while True:
+        tried = time.monotonic()
+        try:
+            return immediate(db, functools.partial(_upgrade, path=path))
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            now = time.monotonic()
+            if now - tried < _RETRY_S:  # a connection with no busy timeout: pace the attempts
+                time.sleep(_RETRY_S)
+            if waited_since is None:
+                waited_since = now
+                _log.warning(
+                    "%s is locked by another process, which may be upgrading it to store schema %d; waiting for it",
+                    path,
+                    SCHEMA_VERSION,
+                )
+            elif now - waited_since > UPGRADE_WAIT_S:
+                raise StoreSchemaError(
+                    f"{path} stayed locked by another process for {UPGRADE_WAIT_S:g} s while this one waited to "
+                    f"upgrade it to store schema {SCHEMA_VERSION}; stop the other process, or try again"
+                ) from exc
 
 
 def _upgrade(db: sqlite3.Connection, path: Path) -> tuple[int, set[str]]:

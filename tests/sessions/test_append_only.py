@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 
 import anyio
@@ -334,3 +336,36 @@ async def _new_session(path: Path) -> tuple[SQLiteSessionStore, SessionRecord]:
     runtime = Runtime(load_agent(HITL_APP), model=load_mock_model(HITL_APP), store=store)
     session = await runtime.create_session()
     return store, await store.load(session.id)
+
+
+def test_opening_a_file_another_process_is_upgrading_waits_for_it_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "v7.db"
+    shutil.copyfile(STORE_V7 / "sessions.db", path)
+    upgrading = sqlite3.connect(path, isolation_level=None)
+    upgrading.execute("BEGIN IMMEDIATE")  # as another process's long upgrade holds it
+    told = threading.Event()
+
+    class Told(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "which may be upgrading it" in record.getMessage():
+                told.set()
+
+    handler = Told()
+    logging.getLogger("eve_py.sessions").addHandler(handler)
+    opened: list[SQLiteSessionStore] = []
+    opener = threading.Thread(target=lambda: opened.append(SQLiteSessionStore(path, timeout_s=0.2)))
+    try:
+        opener.start()
+        assert told.wait(timeout=10), "it said why it waits"
+        assert not opened, "it waits while the file is locked"
+        upgrading.execute("ROLLBACK")  # the other process is done
+        opener.join(timeout=10)
+    finally:
+        logging.getLogger("eve_py.sessions").removeHandler(handler)
+        upgrading.close()
+    [store] = opened
+    anyio.run(store.aclose)
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 8
