@@ -118,8 +118,7 @@ class SQLiteOwners:
     async def _run(self, fn: Callable[[sqlite3.Connection], _T], *, write: bool = False) -> _T:
         store = self._store
         if store is not None:
-            calls = store._connections
-            return await (calls.write(fn, durable=False) if write else calls.read(fn))
+            return await store.on_file(fn, write=write)
 
         def locked() -> _T:
             with self._lock:

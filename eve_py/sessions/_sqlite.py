@@ -29,9 +29,9 @@ from __future__ import annotations
 import functools
 import secrets
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import anyio.to_thread
 
@@ -52,6 +52,8 @@ from eve_py.sessions._sqlite_records import (
 )
 
 __all__ = ("SQLiteSessionStore",)
+
+_T = TypeVar("_T")
 
 
 class SQLiteSessionStore:
@@ -260,6 +262,20 @@ class SQLiteSessionStore:
     async def forget_once(self, key: str) -> None:
         """See `SessionStore.forget_once`."""
         await self._connections.write(lambda db: db.execute("DELETE FROM once WHERE key = ?", (key,)))
+
+    async def on_file(self, fn: Callable[[sqlite3.Connection], _T], *, write: bool = False) -> _T:
+        """Run `fn(connection)` on this store's own connections to its file: the seam for a table of
+        another part of eve-py kept in the same file (the server's session owners).
+
+        A read may run twice (on the event loop, then in a worker thread when the file was busy), so
+        what `fn` changes outside the database must be harmless to repeat. A write runs in one
+        `BEGIN IMMEDIATE` transaction, committed whole or rolled back whole, and is synced with the
+        store's next durable write (it is not synced on its own).
+
+        Raises:
+            Exception: Whatever `fn` raised (a write's transaction rolled back first).
+        """
+        return await (self._connections.write(fn, durable=False) if write else self._connections.read(fn))
 
     async def aclose(self) -> None:
         """Finish the queued writes, then close the database connections."""
