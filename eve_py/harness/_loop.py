@@ -24,7 +24,7 @@ import pydantic
 from eve_py._camel import describe_validation_error
 from eve_py._json import JsonValue, canonical_dumps, json_problem
 from eve_py.agent import Agent
-from eve_py.errors import PairingError, SessionConflictError
+from eve_py.errors import PairingError, SessionConflictError, StoreUnavailableError
 from eve_py.harness._commit import EventListener, Write, Writer
 from eve_py.harness._conversation import Conversation, ConversationCache
 from eve_py.harness._deltas import DeltaWriter
@@ -305,6 +305,10 @@ class TurnDriver:
             raise
         try:
             record, response = await self._request(record, conversation, events)
+        except StoreUnavailableError:
+            # The store failed, not the provider: the turn is left running for recovery (its lease
+            # lapses and a worker resumes it), as a crash would leave it, not failed for good.
+            raise
         except Exception as exc:  # a provider failure fails the turn, not the session
             return record, await self._fail(record, events, step_index, "MODEL_ERROR", f"{type(exc).__name__}: {exc}")
         # A call's input that is not JSON (NaN, a lone surrogate) fails only that call, in `_assistant`.
