@@ -265,6 +265,7 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "AnyEvent",
         "AssistantMessage",
         "ContextCleared",
+        "ControlIgnored",
         "Display",
         "Event",
         "EventMeta",

@@ -22,6 +22,7 @@ from eve_py.protocol.payloads import (
     ActionResultData,
     ActionsRequestedData,
     ContextClearedData,
+    ControlIgnoredData,
     EventData,
     InputApprovedData,
     InputRequestedData,
@@ -52,6 +53,7 @@ __all__ = (
     "ActionsRequested",
     "AnyEvent",
     "ContextCleared",
+    "ControlIgnored",
     "EVENT_TYPES",
     "Event",
     "InputApproved",
@@ -230,6 +232,12 @@ class ContextCleared(_Event):
     meta: EventMeta
 
 
+class ControlIgnored(_Event):
+    type: Literal["control.ignored"] = "control.ignored"
+    data: ControlIgnoredData
+    meta: EventMeta
+
+
 class SessionWaiting(_Event):
     type: Literal["session.waiting"] = "session.waiting"
     data: SessionWaitingData
@@ -271,6 +279,7 @@ Event: TypeAlias = Annotated[
     | TurnFailed
     | TurnCancelled
     | ContextCleared
+    | ControlIgnored
     | SessionWaiting
     | SessionFailed
     | SessionCompleted,

@@ -32,6 +32,7 @@ __all__ = (
     "ActionResultStatus",
     "ActionsRequestedData",
     "ContextClearedData",
+    "ControlIgnoredData",
     "EventData",
     "FinishReason",
     "InputRequestedData",
@@ -340,6 +341,16 @@ class ContextClearedData(_TurnScoped):
     """`context.cleared`: the conversation history was removed (`POST .../clear`)."""
 
     session_id: str
+
+
+class ControlIgnoredData(EventData):
+    """`control.ignored` (eve-py's): a control that found nothing to act on, kept so its delivery
+    settles (eve 1.0's `delivery.settled` `ignored`): a cancel with no turn to stop, or naming a
+    turn that is not the session's."""
+
+    control: Literal["cancel"]
+    delivery_id: str
+    reason: str
 
 
 class SessionWaitingData(EventData):

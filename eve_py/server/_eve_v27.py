@@ -150,6 +150,8 @@ class V27Lines:
                 turn_id = text_of(data.get("turnId"))
                 control = cancel_delivery_id(turn_id or "")
                 return self._control(control, "cancel", self._end_turn(turn_id, "cancelled", control))
+            case "control.ignored":
+                return self._ignored(text_of(data.get("deliveryId")), text_of(data.get("control")) or "cancel")
             case "context.cleared":
                 return self._cleared(event_id)
             case "session.completed":
@@ -311,6 +313,14 @@ class V27Lines:
             *effect,
             {"type": "delivery.settled", "data": {"deliveryId": delivery_id, "outcome": "applied"}},
         ]
+
+    def _ignored(self, delivery_id: str | None, control: str) -> list[Fact]:
+        """A control that found nothing to act on: its delivery admitted and settled `ignored`."""
+        if delivery_id is None:
+            return []
+        admitted = self._admit(delivery_id, {"control": control})
+        self._deliveries[delivery_id] = {"status": "settled"}
+        return [*admitted, {"type": "delivery.settled", "data": {"deliveryId": delivery_id, "outcome": "ignored"}}]
 
     def _cleared(self, event_id: str) -> list[Fact]:
         change_id = "chg_" + event_id.removeprefix("evt_")

@@ -14,6 +14,7 @@ sessions.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from anyio.abc import TaskGroup
@@ -26,6 +27,7 @@ from eve_py.errors import (
     ApiError,
     AuthenticationError,
     ModelConfigurationError,
+    SessionConflictError,
     SessionNotFoundError,
     SessionStateError,
 )
@@ -425,8 +427,14 @@ class Api:
             raise _not_active(f"Session {session_id!r} has ended.")
         turn = record.turn
         if turn is None or record.status == "idle" or (body.guarded and body.turn_id != turn.turn_id):
-            # Nothing to stop: eve settles such a cancel `ignored`; eve-py stores no delivery for it.
-            return _receipt(session_id, new_id("dlv_cancel_ignored"))
+            # Nothing to stop: eve settles such a cancel `ignored`. It is recorded (`control.ignored`)
+            # so its delivery settles on the stream, unless a turn runs (that turn's worker writes).
+            delivery_id = new_id("dlv_cancel_ignored")
+            if record.status != "running":
+                reason = "no turn to stop" if turn is None or record.status == "idle" else "turnId names another turn"
+                with contextlib.suppress(SessionConflictError):  # someone wrote meanwhile: the receipt stands
+                    await (await self.runtime.get_session(session_id)).ignore_control("cancel", delivery_id, reason)
+            return _receipt(session_id, delivery_id)
         await self._stop(session_id, record, turn.turn_id)
         return _receipt(session_id, cancel_delivery_id(turn.turn_id))
 

@@ -72,6 +72,12 @@ async function main() {
   assert.match(told.reply, /^Once upon a time/);
   report("follow-up", { ...summary(told), types });
 
+  // A cancel with no turn to stop is a delivery too, settled `ignored`.
+  const nothing = await session.cancel();
+  const ignored = await nothing.result();
+  assert.equal(ignored.outcome, "ignored");
+  report("cancel-idle", { deliveryId: nothing.deliveryId, outcome: ignored.outcome });
+
   // Reconnecting from a position: a bounded read from the line after the picker's pause.
   const all = [];
   for await (const event of session.stream({ startIndex: 0, follow: false })) all.push(event);

@@ -52,6 +52,7 @@ async def test_eve_1_client_drives_every_hitl_flow(tmp_path: Path) -> None:
     assert report["approval-echo-deny"]["reply"] == "The guarded echo did not run: Tool execution was denied."
     assert report["batch"]["answered"]["reply"] == "First layout: tpl_red; second layout: blue."
     assert report["cancel-parked"]["outcome"] == "applied"
+    assert report["cancel-idle"]["outcome"] == "ignored"
     assert report["end"] == report["end"] | {"outcome": "applied", "sessionEnded": True}
     assert report["follower"]["last"] == "session.ended"
     assert report["unknown"] == {"refused": True}
@@ -115,6 +116,7 @@ async def _flows(client: httpx.AsyncClient) -> list[str]:
     [result] = [f for line in lines for f in line.get("facts", ()) if f.get("data", {}).get("kind") == "result"]
     assert result["data"]["value"]["templates"] == ["tpl_blue", "tpl_red", "tpl_green"]
     session_id, _ = await create("help me pick a template", "turn.paused")
+    assert (await client.post(f"/session/{session_id}/cancel", json={"turnId": None})).status_code == 202  # ignored
     assert (await client.post(f"/session/{session_id}/cancel", json={})).status_code == 202
     await _settle(client, session_id, "turn.settled")
     assert (await client.post(f"/session/{session_id}/clear")).status_code == 202
@@ -143,8 +145,8 @@ async def test_the_v27_stream_passes_eves_schemas_checker_and_reader_of_older_se
         assert checked["schema"] == [], session_id
         assert checked["checker"] == [], (session_id, checked["checker"])
         assert checked["differences"] == [], session_id
-    # The last session's cancel, clear and end are each a delivery of their own.
-    assert len(checked["controls"]) == 3
+    # The last session's ignored cancel, cancel, clear and end are each a delivery of their own.
+    assert len(checked["controls"]) == 4
     # eve-py's extensions ride where eve's schemas let extra data through (and passed them above).
     facts = [
         fact

@@ -167,3 +167,18 @@ async def sign_in(page: Page, served: Served, session_id: str) -> None:
     await page.get_by_label("This server needs an API token").fill(ALICE)
     await page.get_by_role("button", name="Use token").click()
     await expect(page.locator(".batch")).to_have_count(1)
+
+
+async def test_an_open_chat_shows_an_answer_given_elsewhere_without_a_reload(tmp_path: Path) -> None:
+    async with serve(hitl_runtime(load_agent(HITL_APP)), tokens=[ALICE]) as served:
+        session_id, request_id, _ = await linked(served, "help me pick a template", "question")
+        async with browser_page(tmp_path / "chat") as chat:
+            await sign_in(chat, served, session_id)
+            picker = chat.locator("fieldset.request")
+            await expect(picker.locator("legend")).to_have_text("Which template should the page use?")
+            # Another tab (here: an API client with the same token) answers while this page waits.
+            async with served.client() as elsewhere:
+                answer = {"inputResponses": [{"requestId": request_id, "value": {"pickedIds": ["tpl_green"]}}]}
+                assert (await elsewhere.post(f"/session/{session_id}", json=answer)).status_code == 202
+            await expect(picker.locator(".staged")).to_contain_text("✓ answered")
+            await expect(chat.locator(".msg.assistant").last).to_contain_text("Recorded your pick: tpl_green.")

@@ -149,6 +149,7 @@ async def test_a_message_never_withdraws_a_question_showing_an_unsent_answer(tmp
         await colour.get_by_role("checkbox", name="Blue").uncheck()  # nothing shown: the message withdraws it
         await page.get_by_role("button", name="Send", exact=True).click()
         await expect(batch.locator(".answered")).to_have_text("Skipped: a new message was sent instead.")
+        await expect(page.locator(".batch")).to_have_count(2)  # the new turn's picker, once its events are read
         await expect(page.locator(".batch").last.locator("legend")).to_have_text("Which template should the page use?")
 
 

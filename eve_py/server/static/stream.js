@@ -25,6 +25,9 @@ function reached(from, deliveryId) {
 //   carries `deliveryId` in `meta.deliveryIds`, when given);
 // - no `until`: the first boundary at the log's tail or later (replaying what is stored).
 // The server ends a response after a quiet spell; the read then reconnects from its cursor.
+// - `until.watch`: a read that waits, quietly, while the session waits for an answer, so an
+//   answer given elsewhere (an answer link, another tab, AG-UI) shows here as it happens.
+// A read that stops at `turn.waiting` goes on watching this way until this page answers.
 async function follow(until) {
   if (!state.sessionId) return;
   let from = until ? until.from ?? state.cursor : null;
@@ -34,7 +37,8 @@ async function follow(until) {
   const controller = new AbortController();
   state.stream = controller;
   const sessionId = state.sessionId;
-  if (until) setStatus("working");
+  const watching = Boolean(until?.watch);
+  if (until && !watching) setStatus("working");
   let failures = 0;
   let before = null; // the status shown before "Reconnecting…"
   const done = () => {
@@ -97,13 +101,14 @@ async function follow(until) {
           if (reached(from, deliveryId)) {
             controller.abort(); // stop reading: the server would keep the response open
             done();
+            if (event.type === "turn.waiting" && !state.terminal) follow({ from: state.cursor, watch: true });
             return;
           }
         }
       }
       // The server ended the response before the boundary (nothing new for a while): go on
       // from the cursor, unless the session is settled and everything stored was read.
-      if (await settled(sessionId)) {
+      if ((await settled(sessionId)) && !(watching && $("status").dataset.status === "waiting")) {
         done();
         return;
       }
