@@ -265,7 +265,7 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "AnyEvent",
         "AssistantMessage",
         "ContextCleared",
-        "ControlIgnored",
+        "DeliveryIgnored",
         "Display",
         "Event",
         "EventMeta",

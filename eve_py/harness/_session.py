@@ -36,7 +36,7 @@ from eve_py.harness._turns import ActiveTurns
 from eve_py.parking._settle import dismissal
 from eve_py.protocol import Event, new_event
 from eve_py.protocol.messages import Message
-from eve_py.protocol.payloads import ContextClearedData, ControlIgnoredData, SessionCompletedData, SessionWaitingData
+from eve_py.protocol.payloads import ContextClearedData, DeliveryIgnoredData, SessionCompletedData, SessionWaitingData
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import ClientTool, SessionStatus, TurnInput, TurnResult
 from eve_py.sessions._record import SessionRecord
@@ -318,16 +318,24 @@ class Session:
         events: list[Event] = [new_event(cleared), new_event(SessionWaitingData())]
         self._record = await self._new_driver().writer.commit(record.clear(), events)
 
-    async def ignore_control(self, control: Literal["cancel"], delivery_id: str, reason: str) -> None:
-        """Record that a control found nothing to act on (`control.ignored`), so the delivery it came
-        as settles `ignored` on eve 1.0's wire; nothing else changes.
+    async def ignore_delivery(
+        self,
+        delivery_id: str,
+        source: Literal["cancel", "answers"],
+        reason: str,
+        answers: Sequence[InputResponse] | None = None,
+    ) -> None:
+        """Record a delivery that found nothing to act on (`delivery.ignored`): a cancel with no turn
+        to stop, or stale `answers`; it settles `ignored` on eve 1.0's wire, and nothing else changes.
 
         Raises:
             SessionConflictError: Another writer changed the session meanwhile (nothing recorded).
         """
         record = await self._store.load(self.id)
-        event = new_event(ControlIgnoredData(control=control, delivery_id=delivery_id, reason=reason))
-        self._record = await self._new_driver().writer.commit(record, [event], durable=False)
+        data = DeliveryIgnoredData(
+            delivery_id=delivery_id, source=source, reason=reason, answers=list(answers) if answers else None
+        )
+        self._record = await self._new_driver().writer.commit(record, [new_event(data)], durable=False)
 
     async def reset(self) -> bool:
         """Retire the session for good (eve's `reset`): `session.completed`; later sends are refused.

@@ -22,7 +22,7 @@ from eve_py.protocol.payloads import (
     ActionResultData,
     ActionsRequestedData,
     ContextClearedData,
-    ControlIgnoredData,
+    DeliveryIgnoredData,
     EventData,
     InputApprovedData,
     InputRequestedData,
@@ -53,7 +53,7 @@ __all__ = (
     "ActionsRequested",
     "AnyEvent",
     "ContextCleared",
-    "ControlIgnored",
+    "DeliveryIgnored",
     "EVENT_TYPES",
     "Event",
     "InputApproved",
@@ -232,9 +232,9 @@ class ContextCleared(_Event):
     meta: EventMeta
 
 
-class ControlIgnored(_Event):
-    type: Literal["control.ignored"] = "control.ignored"
-    data: ControlIgnoredData
+class DeliveryIgnored(_Event):
+    type: Literal["delivery.ignored"] = "delivery.ignored"
+    data: DeliveryIgnoredData
     meta: EventMeta
 
 
@@ -279,7 +279,7 @@ Event: TypeAlias = Annotated[
     | TurnFailed
     | TurnCancelled
     | ContextCleared
-    | ControlIgnored
+    | DeliveryIgnored
     | SessionWaiting
     | SessionFailed
     | SessionCompleted,

@@ -32,7 +32,7 @@ __all__ = (
     "ActionResultStatus",
     "ActionsRequestedData",
     "ContextClearedData",
-    "ControlIgnoredData",
+    "DeliveryIgnoredData",
     "EventData",
     "FinishReason",
     "InputRequestedData",
@@ -343,14 +343,16 @@ class ContextClearedData(_TurnScoped):
     session_id: str
 
 
-class ControlIgnoredData(EventData):
-    """`control.ignored` (eve-py's): a control that found nothing to act on, kept so its delivery
-    settles (eve 1.0's `delivery.settled` `ignored`): a cancel with no turn to stop, or naming a
-    turn that is not the session's."""
+class DeliveryIgnoredData(EventData):
+    """`delivery.ignored` (eve-py's): a delivery that found nothing to act on, kept so it settles
+    (eve 1.0's `delivery.settled` `ignored`): a cancel with no turn to stop or naming another turn,
+    or answers to requests that were answered, withdrawn or settled before (stale)."""
 
-    control: Literal["cancel"]
     delivery_id: str
+    source: Literal["cancel", "answers"]
     reason: str
+    answers: list[InputResponse] | None = None
+    """The stale answers, as sent (for `source="answers"`)."""
 
 
 class SessionWaitingData(EventData):

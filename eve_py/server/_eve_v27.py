@@ -150,8 +150,8 @@ class V27Lines:
                 turn_id = text_of(data.get("turnId"))
                 control = cancel_delivery_id(turn_id or "")
                 return self._control(control, "cancel", self._end_turn(turn_id, "cancelled", control))
-            case "control.ignored":
-                return self._ignored(text_of(data.get("deliveryId")), text_of(data.get("control")) or "cancel")
+            case "delivery.ignored":
+                return self._ignored(data)
             case "context.cleared":
                 return self._cleared(event_id)
             case "session.completed":
@@ -314,13 +314,39 @@ class V27Lines:
             {"type": "delivery.settled", "data": {"deliveryId": delivery_id, "outcome": "applied"}},
         ]
 
-    def _ignored(self, delivery_id: str | None, control: str) -> list[Fact]:
-        """A control that found nothing to act on: its delivery admitted and settled `ignored`."""
+    def _ignored(self, data: Mapping[str, Any]) -> list[Fact]:
+        """A delivery that found nothing to act on, admitted and settled `ignored`: a cancel (a
+        control's delivery), or stale answers, each a response settled `abandoned`."""
+        delivery_id = text_of(data.get("deliveryId"))
         if delivery_id is None:
             return []
-        admitted = self._admit(delivery_id, {"control": control})
+        control = {"control": "cancel"} if data.get("source") == "cancel" else None
+        facts = self._admit(delivery_id, control)
+        answers = data.get("answers")
+        for index, answer in enumerate(answers if isinstance(answers, list) else []):
+            interaction_id = text_of(answer.get("requestId")) if isinstance(answer, dict) else None
+            if interaction_id is None or interaction_id not in self._interactions:
+                continue
+            response_id = f"rsp_{delivery_id.removeprefix('dlv_')}_{index}"
+            value = {key: answer[key] for key in ("optionId", "text") if isinstance(answer.get(key), str)}
+            scope = {"turnId": self._interactions[interaction_id]["turnId"]}
+            submitted = {
+                "deliveryId": delivery_id,
+                "interactionId": interaction_id,
+                "responseId": response_id,
+                "value": value,
+            }
+            settled = {
+                "outcome": "abandoned",
+                "reason": text_of(data.get("reason")) or "stale",
+                "responseId": response_id,
+            }
+            facts += [
+                {"type": "response.submitted", "scope": scope, "data": submitted},
+                {"type": "response.settled", "scope": scope, "data": settled},
+            ]
         self._deliveries[delivery_id] = {"status": "settled"}
-        return [*admitted, {"type": "delivery.settled", "data": {"deliveryId": delivery_id, "outcome": "ignored"}}]
+        return [*facts, {"type": "delivery.settled", "data": {"deliveryId": delivery_id, "outcome": "ignored"}}]
 
     def _cleared(self, event_id: str) -> list[Fact]:
         change_id = "chg_" + event_id.removeprefix("evt_")

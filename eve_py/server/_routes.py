@@ -15,6 +15,7 @@ sessions.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Any
 
 from anyio.abc import TaskGroup
@@ -27,14 +28,16 @@ from eve_py.errors import (
     ApiError,
     AuthenticationError,
     ModelConfigurationError,
+    RequestAlreadyAnsweredError,
     SessionConflictError,
     SessionNotFoundError,
+    SessionNotWaitingError,
     SessionStateError,
 )
 from eve_py.harness._runtime import Runtime
 from eve_py.harness._session import Session
 from eve_py.parking._answers import text_answer
-from eve_py.protocol import Event, InputResolved, TurnStarted, new_id
+from eve_py.protocol import Event, InputRequested, InputResolved, InputResponse, TurnStarted, new_id
 from eve_py.server._auth import Authenticator
 from eve_py.server._bodies import (
     CancelBody,
@@ -375,7 +378,18 @@ class Api:
         if responses is not None:
             by = self._caller(request)[1]
             answer = Answer(responses, body.client_context, body.output_schema, by, delivery_id=delivery_id)
-            payload = await self._start(session, answer, wire=wire_of(request))
+            try:
+                payload = await self._start(session, answer, wire=wire_of(request))
+            except (RequestAlreadyAnsweredError, SessionNotWaitingError):
+                if wire_of(request) != 27 or not await _asked_before(session, responses):
+                    raise
+                # eve 1.0 takes a stale answer (its request answered, withdrawn or settled since) and
+                # reports it on the stream, settled `abandoned`; nothing else changes.
+                delivery_id = delivery_id or new_id("dlv")
+                await session.ignore_delivery(
+                    delivery_id, "answers", "its request was answered or settled before", responses
+                )
+                return {"ok": True, "sessionId": session.id, "status": "accepted", "deliveryId": delivery_id}
             return payload | ({"deliveryId": delivery_id} if delivery_id is not None else {})
         parts = body.message_parts()
         assert parts is not None
@@ -427,13 +441,13 @@ class Api:
             raise _not_active(f"Session {session_id!r} has ended.")
         turn = record.turn
         if turn is None or record.status == "idle" or (body.guarded and body.turn_id != turn.turn_id):
-            # Nothing to stop: eve settles such a cancel `ignored`. It is recorded (`control.ignored`)
+            # Nothing to stop: eve settles such a cancel `ignored`. It is recorded (`delivery.ignored`)
             # so its delivery settles on the stream, unless a turn runs (that turn's worker writes).
             delivery_id = new_id("dlv_cancel_ignored")
             if record.status != "running":
                 reason = "no turn to stop" if turn is None or record.status == "idle" else "turnId names another turn"
                 with contextlib.suppress(SessionConflictError):  # someone wrote meanwhile: the receipt stands
-                    await (await self.runtime.get_session(session_id)).ignore_control("cancel", delivery_id, reason)
+                    await (await self.runtime.get_session(session_id)).ignore_delivery(delivery_id, "cancel", reason)
             return _receipt(session_id, delivery_id)
         await self._stop(session_id, record, turn.turn_id)
         return _receipt(session_id, cancel_delivery_id(turn.turn_id))
@@ -572,3 +586,12 @@ class Api:
             for event in earlier[:start]:  # their lines are before the read: only the state counts
                 lines.line(stored_json(event))
         return lines
+
+
+async def _asked_before(session: Session, responses: Sequence[InputResponse]) -> bool:
+    """Whether each answer names a different request the session asked at some point (its log says)."""
+    ids = [response.request_id for response in responses]
+    if len(set(ids)) != len(ids):
+        return False  # one request answered twice in one body: the client's mistake, refused as such
+    asked = {r.request_id for e in await session.events() if isinstance(e, InputRequested) for r in e.data.requests}
+    return all(request_id in asked for request_id in ids)

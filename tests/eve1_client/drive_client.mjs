@@ -55,6 +55,11 @@ async function main() {
   assert.deepEqual(answered.interactions, []);
   report("answered", summary(answered));
 
+  // The same answer again (a second click): stale, so it is reported, not refused.
+  const twice = await (await session.respond([{ interactionId: picker.interactionId, optionId: "tpl_red" }])).result();
+  assert.equal(twice.outcome, "ignored");
+  report("answered-again", { outcome: twice.outcome, status: twice.status });
+
   // The picker answered by text, as a person types it: an option's label picks it.
   const { session: typing, delivery: asks } = await client.sessions.create({ message: "help me pick a template" });
   const [typed] = (await asks.result()).interactions;

@@ -45,6 +45,7 @@ async def test_eve_1_client_drives_every_hitl_flow(tmp_path: Path) -> None:
     assert code == 0, report.get("failed", stderr)
     assert report["picker"]["interactions"][0]["options"] == ["tpl_blue", "tpl_red", "tpl_green"]
     assert report["answered"]["reply"] == "Recorded your pick: tpl_blue."
+    assert report["answered-again"]["outcome"] == "ignored"
     assert report["picker-text"]["reply"] == "Recorded your pick: tpl_green."
     # Every delivery the server acknowledged was admitted and settled on the stream under its own id.
     answered = [report[step]["deliveryId"] for step in ("picker", "answered", "follow-up")]
@@ -101,6 +102,8 @@ async def _flows(client: httpx.AsyncClient) -> list[str]:
         session_id, lines = await create(message, "turn.paused")
         [interaction] = await opened(lines)
         await answer(session_id, [{"interactionId": interaction, "optionId": option}], 1)
+        stale = await client.post(f"/session/{session_id}", json={"answers": [{"interactionId": interaction}]})
+        assert stale.status_code == 202, stale.text  # answered before: reported on the stream, settled ignored
         story = await client.post(f"/session/{session_id}", json={"message": "tell me a story"})
         assert story.status_code == 202
         await _settle(client, session_id, "turn.settled", 2)

@@ -133,9 +133,11 @@ async def test_refused_answers_raise_the_session_errors(hitl_agent: Agent) -> No
             await session.respond([Answer(interaction_id=picker.interaction_id, option_id="tpl_purple")])
         assert invalid.value.request_id == picker.interaction_id
         answer = Answer(interaction_id=picker.interaction_id, option_id="tpl_red")
+        with pytest.raises(RequestAlreadyAnsweredError, match="twice"):  # one request twice in one body
+            await session.respond([answer, answer])
         await (await session.respond([answer])).result(timeout_s=10)
-        with pytest.raises(RequestAlreadyAnsweredError):
-            await session.respond([answer])
+        stale = await (await session.respond([answer])).result(timeout_s=10)  # as eve 1.0: reported, not refused
+        assert stale.outcome == "ignored"
 
 
 async def test_cancel_of_a_parked_turn_is_a_delivery_applied(hitl_agent: Agent) -> None:
