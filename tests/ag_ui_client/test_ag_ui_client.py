@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from eve_py.sessions import SQLiteSessionStore
+from tests.docs_scripts import run_docs_script
 from tests.server.helpers import eve_serve
 
 pytestmark = pytest.mark.anyio
@@ -110,20 +111,7 @@ async def test_a_frontend_tool_ends_the_run_with_the_open_call_and_its_tool_mess
 async def test_the_docs_agent_mjs_example_runs_and_runs_again(tmp_path: Path) -> None:
     """docs/frontends.md's `agent.mjs`, as a reader copies it, run twice against one server."""
     needs_node()
-    page = (HERE.parent.parent / "docs" / "frontends.md").read_text()
-    source = page.split('```js title="agent.mjs"\n', 1)[1].split("```", 1)[0]
-    script = HERE / "docs_agent.mjs"  # beside node_modules, so `@ag-ui/client` resolves
-    script.write_text(source)
-    try:
-        async with eve_serve(tmp_path / "sessions.db", TOKEN) as (url, _, _):
-            env = {**os.environ, "EVE_AG_UI": url + "/ag-ui", "EVE_API_TOKEN": TOKEN}
-            outputs = []
-            for _ in range(2):
-                with anyio.fail_after(60):
-                    done = await anyio.run_process([str(NODE), str(script)], cwd=HERE, env=env, check=False)
-                assert done.returncode == 0, done.stderr.decode()[-2000:]
-                outputs.append(done.stdout.decode().splitlines())
-    finally:
-        script.unlink()
+    env = {"EVE_AG_UI": "/ag-ui"}
+    outputs = await run_docs_script("frontends.md", "agent.mjs", HERE, NODE, env, tmp_path / "sessions.db", TOKEN)
     expected = ["Recorded your pick: tpl_green.", "The guarded echo ran and returned the token guarded-echo-ok-T4Q9."]
     assert outputs == [expected, expected]

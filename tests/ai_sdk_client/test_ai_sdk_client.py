@@ -24,6 +24,7 @@ from eve_py.protocol import messages as eve
 from eve_py.sessions import SQLiteSessionStore
 from eve_py.testing import MockModel
 from tests.conftest import HITL_APP
+from tests.docs_scripts import run_docs_script
 from tests.server.helpers import eve_serve
 
 pytestmark = pytest.mark.anyio
@@ -137,21 +138,8 @@ async def test_one_steps_approval_and_picker_are_answered_together_and_each_call
 
 async def test_the_docs_chat_mjs_example_runs_and_runs_again(tmp_path: Path) -> None:
     """docs/frontends.md's `chat.mjs`, as a reader copies it, run twice against one server."""
-    page = (HERE.parent.parent / "docs" / "frontends.md").read_text()
-    source = page.split('```js title="chat.mjs"\n', 1)[1].split("```", 1)[0]
-    script = HERE / "docs_chat.mjs"  # beside node_modules, so `ai` resolves
-    script.write_text(source)
-    try:
-        async with eve_serve(tmp_path / "sessions.db", TOKEN) as (url, _, _):
-            env = {**os.environ, "EVE_AI_SDK": url + "/ai-sdk/chat", "EVE_API_TOKEN": TOKEN}
-            outputs = []
-            for _ in range(2):
-                with anyio.fail_after(60):
-                    done = await anyio.run_process([str(NODE), str(script)], cwd=HERE, env=env, check=False)
-                assert done.returncode == 0, done.stderr.decode()[-2000:]
-                outputs.append(done.stdout.decode().splitlines())
-    finally:
-        script.unlink()
+    env = {"EVE_AI_SDK": "/ai-sdk/chat"}
+    outputs = await run_docs_script("frontends.md", "chat.mjs", HERE, NODE, env, tmp_path / "sessions.db", TOKEN)
     assert outputs[0] == outputs[1]
     assert outputs[0][1:] == [
         "Recorded your pick: tpl_green.",

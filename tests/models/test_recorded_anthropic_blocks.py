@@ -9,13 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from eve_py import Agent, InputResponse, Runtime, define_tool
 from eve_py.approval import always
 from eve_py.models import AnthropicModel, ModelRequest, ModelResponse, UserMessage
 from eve_py.sessions import SQLiteSessionStore
+from tests.models.replayed import replaying
 
 pytestmark = pytest.mark.anyio
 
@@ -33,17 +33,6 @@ FINAL = {
 
 def _recorded(name: str) -> Any:
     return json.loads((RECORDED / name).read_text())
-
-
-def _provider(replies: list[tuple[bytes, str]], seen: list[dict[str, Any]]) -> httpx.AsyncClient:
-    """A transport answering each request with the next reply (body, content type), keeping each request's body."""
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(json.loads(request.content))
-        body, content_type = replies[len(seen) - 1]
-        return httpx.Response(200, content=body, headers={"content-type": content_type})
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(answer))
 
 
 def _kept_blocks(response: ModelResponse) -> list[dict[str, Any]]:
@@ -74,7 +63,7 @@ def _agent(policy: Callable[..., Any] | bool = False) -> Agent:
 async def test_thinking_before_a_tool_call_goes_back_verbatim_with_the_tool_result() -> None:
     seen: list[dict[str, Any]] = []
     replies = [_json(_recorded("anthropic_message_thinking_tool_use.json")), _json(FINAL)]
-    async with _provider(replies, seen) as client:
+    async with replaying(replies, seen) as client:
         model = AnthropicModel("claude-sonnet-4-5", client=client, stream=False)
         session = await Runtime(_agent(), model=model).create_session()
         done = await session.send("What is the largest city in the user country?")
@@ -88,7 +77,7 @@ async def test_thinking_before_a_tool_call_goes_back_verbatim_with_the_tool_resu
 async def test_thinking_survives_a_park_and_a_restart(tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
     replies = [_json(_recorded("anthropic_message_thinking_tool_use.json")), _json(FINAL)]
-    async with _provider(replies, seen) as client:
+    async with replaying(replies, seen) as client:
         model = AnthropicModel("claude-sonnet-4-5", client=client, stream=False)
         first = Runtime(_agent(always()), model=model, store=SQLiteSessionStore(tmp_path / "s.db"))
         session = await first.create_session()
@@ -110,7 +99,7 @@ async def test_thinking_survives_a_park_and_a_restart(tmp_path: Path) -> None:
 async def test_an_mcp_connector_stream_is_not_a_tool_call_and_its_blocks_are_kept() -> None:
     seen: list[dict[str, Any]] = []
     replies = [_sse("anthropic_stream_thinking_mcp.sse"), _json(FINAL)]
-    async with _provider(replies, seen) as client:
+    async with replaying(replies, seen) as client:
         model = AnthropicModel("claude-sonnet-4-5", client=client, stream=True)
         session = await Runtime(_agent(), model=model).create_session()
         done = await session.send("Can you tell me more about pydantic-ai repo? Keep your answer short")
@@ -136,7 +125,7 @@ async def test_an_mcp_connector_stream_is_not_a_tool_call_and_its_blocks_are_kep
 
 
 async def test_a_redacted_thinking_stream_keeps_both_encrypted_blocks() -> None:
-    async with _provider([_sse("anthropic_stream_redacted_thinking.sse")], []) as client:
+    async with replaying([_sse("anthropic_stream_redacted_thinking.sse")], []) as client:
         model = AnthropicModel("claude-3-7-sonnet", client=client, stream=True)
         response = await model.request(ModelRequest(instructions=None, messages=[UserMessage(content="hi")], tools=[]))
 
@@ -147,7 +136,7 @@ async def test_a_redacted_thinking_stream_keeps_both_encrypted_blocks() -> None:
 
 
 async def test_a_web_search_stream_keeps_its_server_calls_results_and_citations() -> None:
-    async with _provider([_sse("anthropic_stream_web_search.sse")], []) as client:
+    async with replaying([_sse("anthropic_stream_web_search.sse")], []) as client:
         model = AnthropicModel("claude-sonnet-4", client=client, stream=True)
         response = await model.request(
             ModelRequest(instructions=None, messages=[UserMessage(content="news?")], tools=[])
@@ -166,7 +155,7 @@ async def test_a_web_search_stream_keeps_its_server_calls_results_and_citations(
 async def test_an_mcp_connector_response_goes_back_as_it_came_with_the_next_message() -> None:
     seen: list[dict[str, Any]] = []
     recorded = _recorded("anthropic_message_thinking_mcp.json")
-    async with _provider([_json(recorded), _json(FINAL)], seen) as client:
+    async with replaying([_json(recorded), _json(FINAL)], seen) as client:
         model = AnthropicModel("claude-sonnet-4-5", client=client, stream=False)
         session = await Runtime(_agent(), model=model).create_session()
         done = await session.send("Can you tell me more about pydantic-ai repo? Keep your answer short")

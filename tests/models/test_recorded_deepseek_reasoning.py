@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from eve_py import Agent, Runtime, define_tool
 from eve_py.models import ChatCompletionsModel
+from tests.models.replayed import replaying
 
 pytestmark = pytest.mark.anyio
 
@@ -24,15 +24,6 @@ FINAL = {
     "model": "deepseek-reasoner",
     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Rolled a 4."}}],
 }
-
-
-def _provider(replies: list[tuple[bytes, str]], seen: list[dict[str, Any]]) -> httpx.AsyncClient:
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(json.loads(request.content))
-        body, content_type = replies[len(seen) - 1]
-        return httpx.Response(200, content=body, headers={"content-type": content_type})
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(answer))
 
 
 def _load_capability(id: str) -> str:  # noqa: A002 - the recorded call's argument name
@@ -47,7 +38,7 @@ async def test_a_tool_calling_turn_s_reasoning_goes_back_as_deepseek_requires() 
     agent = Agent.from_definitions(
         {"load_capability": define_tool(description="Load a capability.", execute=_load_capability)}
     )
-    async with _provider(replies, seen) as client:
+    async with replaying(replies, seen) as client:
         model = ChatCompletionsModel("deepseek-reasoner", provider="deepseek", client=client, stream=False)
         done = await (await Runtime(agent, model=model).create_session()).send("Let's play dice: I guess 4.")
 
@@ -68,7 +59,7 @@ async def test_a_streamed_reasoning_turn_without_calls_sends_no_reasoning_back()
         ((RECORDED / "deepseek_reasoner_stream.sse").read_bytes(), "text/event-stream"),
         (json.dumps(FINAL).encode(), "application/json"),
     ]
-    async with _provider(replies, seen) as client:
+    async with replaying(replies, seen) as client:
         model = ChatCompletionsModel("deepseek-reasoner", provider="deepseek", client=client, stream=True)
         session = await Runtime(Agent.from_definitions({}), model=model).create_session()
         first = await session.send("Hello")
