@@ -28,7 +28,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from eve_py.protocol import Event, InputResolved
+from eve_py.protocol import DeliveryIgnored, Event, InputResolved
 from eve_py.sessions._store import SessionStore
 
 __all__ = ("CLAIM_S", "IdempotencyKeys", "KeyUse", "delivered_in", "delivery_id_for_key")
@@ -61,9 +61,10 @@ def delivery_id_for_key(key: str) -> str:
 
 def delivered_in(events: Sequence[Event], delivery_id: str) -> Event | None:
     """The first event of `events` that delivery `delivery_id` wrote, or None: an event of a turn
-    the delivery's message owns, or the `input.resolved` of its answers."""
+    the delivery's message owns, the `input.resolved` of its answers, or the `delivery.ignored`
+    of a stale answer."""
     for event in events:
-        if isinstance(event, InputResolved) and event.data.delivery_id == delivery_id:
+        if isinstance(event, InputResolved | DeliveryIgnored) and event.data.delivery_id == delivery_id:
             return event
         if event.meta.delivery_ids and delivery_id in event.meta.delivery_ids:
             return event

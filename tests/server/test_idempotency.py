@@ -163,3 +163,20 @@ async def test_a_key_claimed_by_a_worker_that_died_runs_again_once_its_claim_lap
             assert use is KeyUse.FIRST
     finally:
         await runtime.aclose()
+
+
+async def test_a_repeated_stale_answer_is_the_same_ignored_delivery(hitl_agent: Agent) -> None:
+    runtime = hitl_runtime(hitl_agent)
+    async with serve(runtime) as served, _client(served.base) as client:
+        session_id, interaction_id = await _parked_picker(client)
+        answer = {"answers": [{"interactionId": interaction_id, "optionId": "tpl_red"}]}
+        first = await client.post(f"/session/{session_id}", json=answer)
+        await _facts_until(client, session_id, first.json()["startIndex"], "turn.settled")
+        stale = answer | {"idempotencyKey": "second-click"}
+        once = await client.post(f"/session/{session_id}", json=stale)
+        again = await client.post(f"/session/{session_id}", json=stale)
+    assert (once.status_code, again.status_code) == (202, 202)
+    assert once.json()["deliveryId"] == again.json()["deliveryId"] == delivery_id_for_key("second-click")
+    assert again.headers["x-eve-idempotent-replay"] == "true"
+    ignored = [e for e in await runtime.store.read_events(session_id) if e.type == "delivery.ignored"]
+    assert len(ignored) == 1
