@@ -595,14 +595,24 @@ class V27Lines:
         if not isinstance(resolutions, list):
             return []
         turn_id = text_of(data.get("turnId")) or self._turn_id
-        facts = self._admit(delivery_id)
+        facts: list[Fact] = []
         answered = False
         for index, resolution in enumerate(resolutions):
             interaction_id = text_of(resolution.get("requestId")) if isinstance(resolution, dict) else None
             row = self._interactions.get(interaction_id) if interaction_id is not None else None
             if interaction_id is None or row is None or row["status"] != "open":
                 continue
-            response = resolution.get("response") if isinstance(resolution.get("response"), dict) else {}
+            if not isinstance(resolution.get("response"), dict):
+                # Not an answer: a cancel's (left open: the turn's cancellation settles it `interrupted`,
+                # as eve's cascade does), or a message's or a deadline's (withdrawn), in no delivery.
+                if resolution.get("outcome") != "cancelled":
+                    row["status"] = "settled"
+                    withdrawn = {"interactionId": interaction_id, "outcome": "withdrawn"}
+                    facts.append({"type": "interaction.settled", "scope": {"turnId": row["turnId"]}, "data": withdrawn})
+                continue
+            if not answered:
+                facts = self._admit(delivery_id) + facts
+            response = resolution["response"]
             value = {key: response[key] for key in ("optionId", "text") if isinstance(response.get(key), str)}
             decided = dict(value)
             for key in ("value", "action", "editedInput"):  # eve-py's own answers, kept beside eve's
@@ -639,7 +649,7 @@ class V27Lines:
             if row.get("callId") is not None:
                 self._approved[row["callId"]] = interaction_id
         if not answered:
-            return []
+            return facts
         if turn_id is not None and self._turns.get(turn_id) == "running":
             facts.append(self._consume(delivery_id, turn_id, []))
         return facts
