@@ -28,6 +28,7 @@ from eve_py.errors import (
     ApiError,
     AuthenticationError,
     ModelConfigurationError,
+    NotAnApproverError,
     RequestAlreadyAnsweredError,
     SessionConflictError,
     SessionNotFoundError,
@@ -398,7 +399,8 @@ class Api:
             # eve 1.0: a message that fits the first open prompt answers it (else it withdraws the batch).
             by = self._caller(request)[1]
             answered = Answer([typed], body.client_context, body.output_schema, by, delivery_id=delivery_id)
-            return await self._start(session, answered, wire=27) | {"deliveryId": delivery_id}
+            with contextlib.suppress(NotAnApproverError):  # not theirs to approve: the message withdraws it
+                return await self._start(session, answered, wire=27) | {"deliveryId": delivery_id}
         send = Send(parts, body.client_context, body.output_schema, delivery_id)
         return await self._start(session, send, delivery_id, wire=wire_of(request))
 

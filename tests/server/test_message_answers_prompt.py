@@ -10,8 +10,11 @@ import anyio
 import httpx
 import pytest
 
+from eve_py import Runtime, define_tool
 from eve_py.agent import Agent
+from eve_py.approval import always
 from eve_py.protocol import InputResolved
+from eve_py.testing import MockModel, MockModelRequest, MockResponse, MockToolCall
 from tests.server.helpers import ALICE, hitl_runtime, read_stream, serve
 
 pytestmark = pytest.mark.anyio
@@ -89,3 +92,24 @@ async def test_eve_0_80_1_s_wire_keeps_dismissing_the_batch(hitl_agent: Agent) -
     events = await served.runtime.store.read_events(session_id)
     resolved = [e for e in events if isinstance(e, InputResolved)]
     assert [r.outcome for e in resolved for r in e.data.resolutions] == ["ignored"]
+
+
+async def test_a_yes_to_an_approval_the_sender_may_not_give_withdraws_it_instead() -> None:
+    def pay(cents: int) -> str:
+        return f"paid {cents}"
+
+    def respond(request: MockModelRequest) -> str | MockResponse:
+        if "pay" in (request.last_user_message or "") and not request.tool_results_since_last_user_message:
+            return MockResponse(tool_calls=[MockToolCall("pay", {"cents": 5})])
+        return f"done: {[r.output for r in request.tool_results_since_last_user_message]}"
+
+    tool = define_tool(description="Pay.", execute=pay, approval=always(), approvers=["finance"])
+    runtime = Runtime(Agent.from_definitions({"pay": tool}), model=MockModel(respond))
+    async with serve(runtime) as served, _client(served.base) as client:
+        session_id, interaction_id = await _parked(client, "pay the bill")
+        sent = await client.post(f"/session/{session_id}", json={"message": "yes"})
+        assert sent.status_code == 202, sent.text
+        facts = await _facts_until(client, session_id, sent.json()["startIndex"], "content.completed")
+    settled = [f["data"] for f in facts if f["type"] == "interaction.settled"]
+    assert [(s["interactionId"], s["outcome"]) for s in settled] == [(interaction_id, "withdrawn")]
+    assert "paid 5" not in " ".join(_replies(facts)), "the approval was not given by someone who may not give it"
