@@ -132,7 +132,7 @@ async def decide_approval(policy: ApprovalPolicy, ctx: ApprovalContext) -> Appro
     """
     if isinstance(policy, bool):
         return _ASK if policy else _RUN
-    status = policy(ctx)
+    status: object = policy(ctx)  # what a policy returns is checked here, whatever it says it returns
     if inspect.isawaitable(status):
         status = await status
     if status is True or status == "user-approval":
@@ -147,6 +147,8 @@ async def decide_approval(policy: ApprovalPolicy, ctx: ApprovalContext) -> Appro
         return ApprovalDecision("deny", reason=status.reason)
     if isinstance(status, RememberedAsk):
         return ApprovalDecision("ask", remember=True)
+    if not isinstance(status, str):  # eve 0.80.1's `needsApproval` took any truthy value as "ask"
+        return _ASK if status else _RUN
     raise TypeError(
         f"an approval policy returned {status!r}; return 'user-approval', 'not-applicable', 'approved', "
         "'denied', Denied(reason), a bool, or once()'s status"

@@ -145,7 +145,12 @@ def _accepted_events(
         if (names := accepted.approvals.get(request.request_id)) is not None:
             required = request.approvals_required or 1
             approved = InputApprovedData(
-                **coords, request_id=request.request_id, approved_by=names[-1], approvals=names, required=required
+                **coords,
+                request_id=request.request_id,
+                approved_by=names[-1],
+                approvals=names,
+                required=required,
+                delivery_id=delivery_id,
             )
             events.append(turn.stamp(approved))
     if not accepted.settled:  # the rest of the batch is still awaited: the turn parks again

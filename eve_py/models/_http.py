@@ -201,6 +201,9 @@ class ProviderHTTP:
             except httpx.TransportError as exc:
                 stop_notice()
                 error = self._unreachable(url, exc, attempt)
+            except BaseException:  # cancelled, or an error of another kind: the wait is over either way
+                stop_notice()
+                raise
             else:
                 broken: httpx.TransportError | None = None
                 if response.is_success and read_body:
@@ -209,6 +212,9 @@ class ProviderHTTP:
                     except httpx.TransportError as exc:
                         broken = exc
                         await response.aclose()
+                    except BaseException:
+                        stop_notice()
+                        raise
                 stop_notice()
                 if broken is not None:
                     error = self._unreachable(url, broken, attempt)

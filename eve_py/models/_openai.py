@@ -207,7 +207,8 @@ class ChatCompletionsModel(HTTPModel):
 
     def build_body(self, request: ModelRequest, *, stream: bool) -> JsonObject:
         """The JSON body sent for `request`."""
-        body: JsonObject = {"model": self.model, "messages": to_chat_messages(request.instructions, request.messages)}
+        messages = to_chat_messages(request.instructions, request.messages, url=self.url)
+        body: JsonObject = {"model": self.model, "messages": messages}
         if request.tools:
             body["tools"] = to_chat_tools(request.tools)
         if stream:
@@ -237,7 +238,7 @@ class ChatCompletionsModel(HTTPModel):
         return ModelResponse(
             text=message.content or message.refusal or None,
             tool_calls=calls,
-            provider_data=_reasoning(message.reasoning_content),
+            provider_data=_reasoning(message.reasoning_content, self.url),
             usage=completion.usage_counts(),
             finish_reason=completion.choices[0].finish_reason,
             response_id=completion.id,
@@ -294,7 +295,7 @@ class ChatCompletionsModel(HTTPModel):
         return ModelResponse(
             text="".join(text) or None,
             tool_calls=tool_calls,
-            provider_data=_reasoning("".join(reasoning)),
+            provider_data=_reasoning("".join(reasoning), self.url),
             usage=head.usage_counts(),
             finish_reason=reason,
             response_id=head.id,
@@ -334,18 +335,27 @@ def _call_id(call_id: str) -> str:
     return wire_call_id(call_id, pattern=_CALL_ID, max_length=_CALL_ID_MAX, prefix="call_")
 
 
-def _reasoning(text: str | None) -> JsonObject | None:
-    return {"openai": {"reasoning_content": text}} if text else None
+def _reasoning(text: str | None, url: str) -> JsonObject | None:
+    """A step's reasoning, kept with the server that wrote it (`url`): only that server takes it back."""
+    return {"openai": {"reasoning_content": text, "url": url}} if text else None
 
 
-def _reasoning_of(message: AssistantMessage) -> str | None:
+def _reasoning_of(message: AssistantMessage, url: str) -> str | None:
     kept = (message.provider_data or {}).get("openai")
-    reasoning = kept.get("reasoning_content") if isinstance(kept, dict) else None
+    if not isinstance(kept, dict) or kept.get("url") != url:
+        return None  # another server's (or none): some refuse the field (400), so it is not sent on
+    reasoning = kept.get("reasoning_content")
     return reasoning if isinstance(reasoning, str) else None
 
 
-def to_chat_messages(instructions: str | None, messages: Sequence[Message]) -> list[JsonValue]:
-    """The Chat Completions `messages` array for a conversation (system prompt first)."""
+def to_chat_messages(
+    instructions: str | None, messages: Sequence[Message], *, url: str | None = None
+) -> list[JsonValue]:
+    """The Chat Completions `messages` array for a conversation (system prompt first).
+
+    `url`: the endpoint the array is for; a tool-calling step's `reasoning_content` goes back only
+    to the server that wrote it (None: to none).
+    """
     wire: list[JsonValue] = []
     if instructions:
         wire.append({"role": "system", "content": instructions})
@@ -366,7 +376,7 @@ def to_chat_messages(instructions: str | None, messages: Sequence[Message]) -> l
                 ]
                 # DeepSeek's thinking mode refuses (400) a conversation whose tool-calling turns
                 # lost their reasoning; a turn without calls needs none (DeepSeek ignores it).
-                if (reasoning := _reasoning_of(message)) is not None:
+                if url is not None and (reasoning := _reasoning_of(message, url)) is not None:
                     entry["reasoning_content"] = reasoning
             wire.append(entry)
         elif isinstance(message, ToolMessage):

@@ -303,6 +303,8 @@ class InputApprovedData(_StepScoped):
     """Every approver so far, in order (this one last)."""
     required: int
     """How many approvals the call needs before it runs."""
+    delivery_id: str | None = None
+    """The delivery this approval came as, when its sender named one (eve 1.0's wire)."""
 
 
 class InputResolvedData(_StepScoped):

@@ -152,6 +152,8 @@ class V27Lines:
                 return self._control(control, "cancel", self._end_turn(turn_id, "cancelled", control))
             case "delivery.ignored":
                 return self._ignored(data)
+            case "input.approved":
+                return self._approved_short(data)
             case "context.cleared":
                 return self._cleared(event_id)
             case "session.completed":
@@ -313,6 +315,16 @@ class V27Lines:
             *effect,
             {"type": "delivery.settled", "data": {"deliveryId": delivery_id, "outcome": "applied"}},
         ]
+
+    def _approved_short(self, data: Mapping[str, Any]) -> list[Fact]:
+        """An approval short of its quorum (eve-py's `input.approved`): its delivery, when it named one,
+        is admitted and consumed by the turn, which settles it `awaiting-input` as it pauses again;
+        the interaction stays open for the other approvers."""
+        delivery_id = text_of(data.get("deliveryId"))
+        turn_id = text_of(data.get("turnId"))
+        if delivery_id is None or turn_id is None or self._turns.get(turn_id) != "running":
+            return []
+        return [*self._admit(delivery_id), self._consume(delivery_id, turn_id, [])]
 
     def _ignored(self, data: Mapping[str, Any]) -> list[Fact]:
         """A delivery that found nothing to act on, admitted and settled `ignored`: a cancel (a

@@ -22,16 +22,19 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
 
-from eve_py.protocol import DeliveryIgnored, Event, InputResolved
+from eve_py.protocol import DeliveryIgnored, Event, InputApproved, InputResolved
 from eve_py.sessions._store import SessionStore
 
 __all__ = ("CLAIM_S", "IdempotencyKeys", "KeyUse", "delivered_in", "delivery_id_for_key")
+
+_log = logging.getLogger("eve_py.server")
 
 CLAIM_S = 120.0
 """How long a key stays claimed by a request that has not yet written its delivery, in seconds:
@@ -64,7 +67,7 @@ def delivered_in(events: Sequence[Event], delivery_id: str) -> Event | None:
     the delivery's message owns, the `input.resolved` of its answers, or the `delivery.ignored`
     of a stale answer."""
     for event in events:
-        if isinstance(event, InputResolved | DeliveryIgnored) and event.data.delivery_id == delivery_id:
+        if isinstance(event, InputResolved | InputApproved | DeliveryIgnored) and event.data.delivery_id == delivery_id:
             return event
         if event.meta.delivery_ids and delivery_id in event.meta.delivery_ids:
             return event
@@ -102,14 +105,27 @@ class IdempotencyKeys:
         now = time.time()
         name = self._name(session_id, key)
         claimed = await self._store.use_once(name, now=now, expires_at=now + self._claim_s)
-        # Read after claiming: a request that finished between a read and a claim is seen either way.
-        event = delivered_in(await self._store.read_events(session_id), delivery_id_for_key(key))
+        try:
+            # Read after claiming: a request that finished between a read and a claim is seen either way.
+            event = delivered_in(await self._store.read_events(session_id), delivery_id_for_key(key))
+        except BaseException:
+            if claimed:
+                await self._forget(name)
+            raise
         if event is not None or not claimed:
             yield (KeyUse.DELIVERED, event) if event is not None else (KeyUse.IN_FLIGHT, None)
             return
         try:
             yield KeyUse.FIRST, None
         except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._store.forget_once(name)
+            await self._forget(name)
             raise
+
+    async def _forget(self, name: str) -> None:
+        """Drop a claim whose request did not run; a store that fails now leaves it to lapse (the
+        refusal being raised is the one the caller must see)."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._store.forget_once(name)
+            except Exception:  # noqa: BLE001 - the claim lapses after `CLAIM_S` anyway
+                _log.warning("could not drop an idempotency key's claim; it lapses in %g s", self._claim_s)

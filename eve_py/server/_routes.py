@@ -30,6 +30,7 @@ from eve_py.errors import (
     ModelConfigurationError,
     NotAnApproverError,
     RequestAlreadyAnsweredError,
+    RequestExpiredError,
     SessionConflictError,
     SessionNotFoundError,
     SessionNotWaitingError,
@@ -378,6 +379,8 @@ class Api:
         responses = body.responses()
         if responses is not None:
             by = self._caller(request)[1]
+            if delivery_id is None and wire_of(request) == 27:
+                delivery_id = new_id("dlv")  # named up front: an approval short of its quorum settles no request
             answer = Answer(responses, body.client_context, body.output_schema, by, delivery_id=delivery_id)
             try:
                 payload = await self._start(session, answer, wire=wire_of(request))
@@ -399,7 +402,8 @@ class Api:
             # eve 1.0: a message that fits the first open prompt answers it (else it withdraws the batch).
             by = self._caller(request)[1]
             answered = Answer([typed], body.client_context, body.output_schema, by, delivery_id=delivery_id)
-            with contextlib.suppress(NotAnApproverError):  # not theirs to approve: the message withdraws it
+            # Not theirs to approve, theirs already, or past its deadline: the message withdraws it instead.
+            with contextlib.suppress(NotAnApproverError, RequestAlreadyAnsweredError, RequestExpiredError):
                 return await self._start(session, answered, wire=27) | {"deliveryId": delivery_id}
         send = Send(parts, body.client_context, body.output_schema, delivery_id)
         return await self._start(session, send, delivery_id, wire=wire_of(request))
@@ -591,9 +595,13 @@ class Api:
 
 
 async def _asked_before(session: Session, responses: Sequence[InputResponse]) -> bool:
-    """Whether each answer names a different request the session asked at some point (its log says)."""
+    """Whether each answer names a different request the session asked at some point (its log says),
+    none of them still open (a body mixing stale and open answers is refused whole, losing none)."""
     ids = [response.request_id for response in responses]
     if len(set(ids)) != len(ids):
         return False  # one request answered twice in one body: the client's mistake, refused as such
+    await session.refresh()
+    if {r.request_id for r in session.input_requests} & set(ids):
+        return False
     asked = {r.request_id for e in await session.events() if isinstance(e, InputRequested) for r in e.data.requests}
     return all(request_id in asked for request_id in ids)

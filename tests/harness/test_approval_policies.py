@@ -117,3 +117,11 @@ def test_define_tool_takes_one_policy_and_checks_what_needs_one() -> None:
     with pytest.raises(ToolDefinitionError, match="approval must be"):
         define_tool(description="Charge.", execute=_charge, approval="always")  # type: ignore[arg-type]
     assert define_tool(description="Charge.", execute=_charge, approval=always(), editable=True).editable
+
+
+async def test_an_eve_0_80_1_policy_returning_any_truthy_value_still_asks() -> None:
+    agent = Agent.from_definitions(
+        {"charge": define_tool(description="Charge.", execute=_charge, needs_approval=lambda ctx: 1)}  # type: ignore[arg-type, return-value]
+    )
+    session = await Runtime(agent, model=MockModel(_one_charge_per_message)).create_session()
+    assert len((await session.send("charge 5")).input_requests) == 1

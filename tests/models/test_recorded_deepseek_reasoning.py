@@ -13,6 +13,8 @@ import pytest
 
 from eve_py import Agent, Runtime, define_tool
 from eve_py.models import ChatCompletionsModel
+from eve_py.models._openai import to_chat_messages
+from eve_py.protocol.messages import AssistantMessage, ToolCallPart
 from tests.models.replayed import replaying
 
 pytestmark = pytest.mark.anyio
@@ -70,3 +72,12 @@ async def test_a_streamed_reasoning_turn_without_calls_sends_no_reasoning_back()
     assert sent == {"role": "assistant", "content": first.message}
     stored = [m for m in await session.messages() if m.role == "assistant"][0]
     assert stored.provider_data is not None  # kept with the step, only not sent for a turn without calls
+
+
+def test_reasoning_goes_back_only_to_the_server_that_wrote_it() -> None:
+    kept = {"openai": {"reasoning_content": "think", "url": "https://api.deepseek.com/chat/completions"}}
+    step = AssistantMessage(content=[ToolCallPart(tool_call_id="c1", tool_name="t", input={})], provider_data=kept)
+    [same] = to_chat_messages(None, [step], url="https://api.deepseek.com/chat/completions")
+    [other] = to_chat_messages(None, [step], url="https://api.cerebras.ai/v1/chat/completions")
+    assert isinstance(same, dict) and same["reasoning_content"] == "think"
+    assert isinstance(other, dict) and "reasoning_content" not in other  # some servers refuse the field

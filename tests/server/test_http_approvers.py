@@ -8,8 +8,12 @@ and see nothing else of it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import anyio
+import httpx
 import pytest
 
 from eve_py import Agent, Runtime, define_tool
@@ -98,3 +102,45 @@ async def test_approvers_answer_across_sessions_and_nobody_else_may(tmp_path: Pa
         "bob",
         ["alice", "bob"],
     )
+
+
+async def test_on_eve_1_0_s_wire_an_approval_short_of_its_quorum_is_a_delivery_that_settles(tmp_path: Path) -> None:
+    ran: list[int] = []
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    try:
+        async with serve(runtime(store, ran), tokens=TOKENS) as served:
+            headers = {"authorization": "Bearer tok-alice-1"}
+            async with httpx.AsyncClient(base_url=served.base + "/eve/v1", headers=headers, timeout=10) as alice:
+                created = (await alice.post("/session", json={"message": "pay the invoice"})).json()
+                session_id = created["sessionId"]
+                lines = await _v27_until(alice, session_id, 0, "turn.paused")
+                [opened] = [f for line in lines for f in line.get("facts", ()) if f["type"] == "interaction.opened"]
+                answer = {
+                    "answers": [{"interactionId": opened["data"]["interactionId"], "optionId": "approve"}],
+                    "idempotencyKey": "alice-approves",
+                }
+                first = await alice.post(f"/session/{session_id}", json=answer)
+                assert first.status_code == 202, first.text
+                delivery_id = first.json()["deliveryId"]
+                after = await _v27_until(alice, session_id, len(lines), "delivery.settled")
+                again = await alice.post(f"/session/{session_id}", json=answer)
+    finally:
+        await store.aclose()
+    facts = [f for line in after for f in line.get("facts", ())]
+    settled = [f["data"] for f in facts if f["type"] == "delivery.settled"]
+    assert [(s["deliveryId"], s["outcome"]) for s in settled] == [(delivery_id, "awaiting-input")]
+    assert not any(f["type"] == "interaction.settled" for f in facts), "it waits for bob"
+    assert (again.status_code, again.json()["deliveryId"]) == (202, delivery_id)  # the first receipt
+    assert ran == []
+
+
+async def _v27_until(client: httpx.AsyncClient, session_id: str, start: int, until: str) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = []
+    with anyio.fail_after(10):
+        async with client.stream("GET", f"/session/{session_id}/stream", params={"startIndex": start}) as response:
+            async for text in response.aiter_lines():
+                line = json.loads(text)
+                lines.append(line)
+                if any(f["type"] == until for f in line.get("facts", ())):
+                    return lines
+    raise AssertionError(f"the stream ended before {until}")

@@ -113,3 +113,27 @@ async def test_a_yes_to_an_approval_the_sender_may_not_give_withdraws_it_instead
     settled = [f["data"] for f in facts if f["type"] == "interaction.settled"]
     assert [(s["interactionId"], s["outcome"]) for s in settled] == [(interaction_id, "withdrawn")]
     assert "paid 5" not in " ".join(_replies(facts)), "the approval was not given by someone who may not give it"
+
+
+async def test_a_body_mixing_a_stale_answer_with_an_open_one_is_refused_whole(hitl_agent: Agent) -> None:
+    async with serve(hitl_runtime(hitl_agent)) as served, _client(served.base) as client:
+        session_id, template = await _parked(client, "set up a palette")
+        first = await client.post(
+            f"/session/{session_id}", json={"answers": [{"interactionId": template, "optionId": "tpl_blue"}]}
+        )
+        facts = await _facts_until(client, session_id, first.json()["startIndex"], "turn.paused")
+        (colour,) = [f["data"]["interactionId"] for f in facts if f["type"] == "interaction.opened"]
+        mixed = {
+            "answers": [
+                {"interactionId": template, "optionId": "tpl_red"},
+                {"interactionId": colour, "optionId": "red"},
+            ]
+        }
+        refused = await client.post(f"/session/{session_id}", json=mixed)
+        assert (refused.status_code, refused.json()["code"]) == (409, "request_already_answered")
+        fresh = await client.post(
+            f"/session/{session_id}", json={"answers": [{"interactionId": colour, "optionId": "red"}]}
+        )
+        assert fresh.status_code == 202, fresh.text  # the open question was not lost
+        done = await _facts_until(client, session_id, fresh.json()["startIndex"], "turn.settled")
+    assert _replies(done)[-1] == "Your palette is set: template tpl_blue, accent red."
