@@ -102,10 +102,19 @@ def install(block: Block, folder: Path) -> None:
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
 
 
-def run(command: str, transcript: list[str], folder: Path) -> None:
+def run(
+    command: str,
+    transcript: list[str],
+    folder: Path,
+    *,
+    bin_dir: Path | None = None,
+    unset: tuple[str, ...] = ("EVE_", "VIRTUAL_ENV"),
+) -> None:
+    """Run `command` in `folder` with `bin_dir` (default: the folder's `.venv/bin`) first on PATH and
+    no variable starting with one of `unset`; its output must be the one `transcript` shows."""
     typed, shown = typed_and_shown(transcript)
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("EVE_", "VIRTUAL_ENV"))}
-    env["PATH"] = f"{folder / '.venv' / 'bin'}{os.pathsep}{env['PATH']}"
+    env = {key: value for key, value in os.environ.items() if not key.startswith(unset)}
+    env["PATH"] = f"{bin_dir or folder / '.venv' / 'bin'}{os.pathsep}{env['PATH']}"
     done = subprocess.run(
         ["bash", "-o", "pipefail", "-c", f"{{ {command}\n}} 2>&1"],
         cwd=folder,

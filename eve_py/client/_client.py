@@ -79,8 +79,8 @@ class RemoteSession:
 class HttpApi:
     """What both clients share: the bearer token, the connection pool, requests whose errors are raised.
 
-    Its arguments are each client's (`Client`, `Eve1Client`); its methods are private: each client
-    declares its public ones itself (`aclose`, `health`, `info`), so the API reference shows them there.
+    Its arguments are each client's (`Client`, `Eve1Client`); its public methods (`aclose`, `health`,
+    `info`) are theirs too, and the API reference lists them under each.
     """
 
     prefix = ""
@@ -111,11 +111,20 @@ class HttpApi:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self._close()
+        await self.aclose()
 
-    async def _close(self) -> None:
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool (unless it was passed in)."""
         if self._own_http:
             await self._http.aclose()
+
+    async def health(self) -> JsonObject:
+        """`GET /health`: `{ok: true, status: "ready", workflowId}`."""
+        return await self._json("/health")
+
+    async def info(self) -> JsonObject:
+        """`GET /info`: eve's agent-info document (the agent, its tools and schemas, its routes)."""
+        return await self._json("/info")
 
     async def _request(self, method: str, path: str, body: Any = None) -> httpx.Response:
         response = await self._http.request(
@@ -142,18 +151,6 @@ class Client(HttpApi):
     """
 
     prefix = _PREFIX
-
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool (unless it was passed in)."""
-        await self._close()
-
-    async def health(self) -> JsonObject:
-        """`GET /health`: `{ok: true, status: "ready", workflowId}`."""
-        return await self._json("/health")
-
-    async def info(self) -> JsonObject:
-        """`GET /info`: eve's agent-info document (the agent, its tools and schemas, its routes)."""
-        return await self._json("/info")
 
     async def create_session(
         self,

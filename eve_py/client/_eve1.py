@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 import httpx
 
-from eve_py._json import JsonObject, JsonSchema, JsonValue
+from eve_py._json import JsonSchema, JsonValue
 from eve_py.client._client import HttpApi, StreamError, retry_not_ready, turn_body
 from eve_py.client._errors import error_for
 from eve_py.client._eve1_results import (
@@ -69,18 +69,6 @@ class Eve1Client(HttpApi):
     """
 
     prefix = "/eve/v1"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool (unless it was passed in)."""
-        await self._close()
-
-    async def health(self) -> JsonObject:
-        """`GET /health`: `{ok: true, status: "ready", workflowId}`."""
-        return await self._json("/health")
-
-    async def info(self) -> JsonObject:
-        """`GET /info`: eve's agent-info document (the agent, its tools and schemas, its routes)."""
-        return await self._json("/info")
 
     async def create_session(
         self,

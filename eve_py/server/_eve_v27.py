@@ -339,8 +339,7 @@ class V27Lines:
             interaction_id = text_of(answer.get("requestId")) if isinstance(answer, dict) else None
             if interaction_id is None or interaction_id not in self._interactions:
                 continue
-            response_id = f"rsp_{delivery_id.removeprefix('dlv_')}_{index}"
-            value = {key: answer[key] for key in ("optionId", "text") if isinstance(answer.get(key), str)}
+            response_id, value = _response_id(delivery_id, index), _eve_answer(answer)
             scope = {"turnId": self._interactions[interaction_id]["turnId"]}
             submitted = {
                 "deliveryId": delivery_id,
@@ -625,14 +624,14 @@ class V27Lines:
             if not answered:
                 facts = self._admit(delivery_id) + facts
             response = resolution["response"]
-            value = {key: response[key] for key in ("optionId", "text") if isinstance(response.get(key), str)}
+            value = _eve_answer(response)
             decided = dict(value)
             for key in ("value", "action", "editedInput"):  # eve-py's own answers, kept beside eve's
                 if key in response:
                     decided[key] = response[key]
             if isinstance(resolution.get("answeredBy"), str):
                 decided["answeredBy"] = resolution["answeredBy"]
-            response_id = f"rsp_{delivery_id.removeprefix('dlv_')}_{index}"
+            response_id = _response_id(delivery_id, index)
             scope = {"turnId": row["turnId"]}
             settled: Json = {
                 "cause": {"responseId": response_id},
@@ -665,6 +664,16 @@ class V27Lines:
         if turn_id is not None and self._turns.get(turn_id) == "running":
             facts.append(self._consume(delivery_id, turn_id, []))
         return facts
+
+
+def _response_id(delivery_id: str, index: int) -> str:
+    """The id of the `index`-th response a delivery carries."""
+    return f"rsp_{delivery_id.removeprefix('dlv_')}_{index}"
+
+
+def _eve_answer(answer: Mapping[str, Any]) -> Json:
+    """What eve's `response.submitted.value` holds of an answer: its `optionId` and `text`."""
+    return {key: answer[key] for key in ("optionId", "text") if isinstance(answer.get(key), str)}
 
 
 def _asked(action: Mapping[str, Any]) -> Json:

@@ -53,7 +53,7 @@ from eve_py.server._bodies import (
     too_large,
 )
 from eve_py.server._eve_v27 import STREAM_VERSION_27, V27Encoding, V27Lines, stored_json
-from eve_py.server._eve_v27_values import answer_delivery_id, cancel_delivery_id, control_delivery_id
+from eve_py.server._eve_v27_values import cancel_delivery_id, control_delivery_id
 from eve_py.server._hub import Hub
 from eve_py.server._idempotency import IdempotencyKeys, KeyUse, delivery_id_for_key
 from eve_py.server._info import agent_info, health
@@ -211,14 +211,12 @@ class Api:
             raise bad_request("Expected a JSON object, not null.")
         return decoded
 
-    async def _start(
-        self, session: Session | str, work: Operation, delivery_id: str | None = None, *, wire: int = 26
-    ) -> dict[str, Any]:
+    async def _start(self, session: Session | str, work: Operation, delivery_id: str | None = None) -> dict[str, Any]:
         """Start work in the background; the accepted payload with `deliveryId`, `turnId` and `startIndex`.
 
-        `session` is the session as the route opened it, or its id (then it is opened here). On eve
-        1.0's wire (`wire=27`) answers are a delivery too: their `deliveryId` is the one their
-        `input.resolved` renders as (eve 0.80.1's clients follow an answer by the turn's own ids).
+        `session` is the session as the route opened it, or its id (then it is opened here). A
+        message's `delivery_id` is in the payload; on eve 1.0's wire answers name theirs too, which
+        the caller adds (eve 0.80.1's clients follow an answer by the turn's own ids).
         """
         if isinstance(session, str):
             session = await self.runtime.get_session(session)
@@ -233,8 +231,6 @@ class Api:
         turn_ids += [e.data.turn_id for e in resolved]
         if turn_ids:
             payload["turnId"] = turn_ids[0]
-        if delivery_id is None and resolved and wire == 27:
-            payload["deliveryId"] = resolved[0].data.delivery_id or answer_delivery_id(resolved[0].meta.id)
         return payload
 
     async def _recover(self, record: SessionRecord) -> None:
@@ -383,7 +379,7 @@ class Api:
                 delivery_id = new_id("dlv")  # named up front: an approval short of its quorum settles no request
             answer = Answer(responses, body.client_context, body.output_schema, by, delivery_id=delivery_id)
             try:
-                payload = await self._start(session, answer, wire=wire_of(request))
+                payload = await self._start(session, answer)
             except (RequestAlreadyAnsweredError, SessionNotWaitingError):
                 if wire_of(request) != 27 or not await _asked_before(session, responses):
                     raise
@@ -404,9 +400,9 @@ class Api:
             answered = Answer([typed], body.client_context, body.output_schema, by, delivery_id=delivery_id)
             # Not theirs to approve, theirs already, or past its deadline: the message withdraws it instead.
             with contextlib.suppress(NotAnApproverError, RequestAlreadyAnsweredError, RequestExpiredError):
-                return await self._start(session, answered, wire=27) | {"deliveryId": delivery_id}
+                return await self._start(session, answered) | {"deliveryId": delivery_id}
         send = Send(parts, body.client_context, body.output_schema, delivery_id)
-        return await self._start(session, send, delivery_id, wire=wire_of(request))
+        return await self._start(session, send, delivery_id)
 
     async def _prewarm(self, request: Request) -> Response:
         """eve 1.0's prewarm (`POST /session/{id}` with an empty body): eve-py has nothing to warm.
