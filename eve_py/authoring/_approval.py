@@ -72,8 +72,6 @@ class ApprovalDecision:
     outcome: Literal["ask", "run", "deny"]
     remember: bool = False
     """An `ask` from `once()`: the answer is remembered for the tool."""
-    approved: bool = False
-    """A `run` the policy approved (`"approved"`, or `once()`'s remembered approval)."""
     reason: str | None = None
     """A `deny`'s reason for the model, if the policy gave one."""
 
@@ -137,10 +135,8 @@ async def decide_approval(policy: ApprovalPolicy, ctx: ApprovalContext) -> Appro
         status = await status
     if status is True or status == "user-approval":
         return _ASK
-    if status is False or status is None or status == "not-applicable":
+    if status is False or status is None or status in ("not-applicable", "approved"):
         return _RUN
-    if status == "approved":
-        return ApprovalDecision("run", approved=True)
     if status == "denied":
         return ApprovalDecision("deny")
     if isinstance(status, Denied):

@@ -22,8 +22,8 @@ client does. Errors come back as the same exceptions the local `Session` raises
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -125,6 +125,37 @@ class HttpApi:
     async def info(self) -> JsonObject:
         """`GET /info`: eve's agent-info document (the agent, its tools and schemas, its routes)."""
         return await self._json("/info")
+
+    @asynccontextmanager
+    async def _open_stream(
+        self, session_id: str, params: Mapping[str, str | int], *, read_s: float | None
+    ) -> AsyncIterator[httpx.Response]:
+        """`GET /session/{id}/stream`: the open response, read with an idle timeout of `read_s` seconds.
+
+        Raises:
+            ApiError: The server refused the request (`SessionNotFoundError`, ...).
+        """
+        async with self._http.stream(
+            "GET",
+            f"{self._base}/session/{session_id}/stream",
+            params=params,
+            headers=self._headers,
+            timeout=httpx.Timeout(self._timeout.connect, read=read_s),
+        ) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                raise error_for(response)
+            yield response
+
+    async def _back_off(self, failures: int, exc: httpx.TransportError, what: str) -> None:
+        """Wait before reconnecting a stream that broke `failures` times in a row.
+
+        Raises:
+            StreamError: `failures` is over the client's `reconnects` budget.
+        """
+        if failures > self._reconnects:
+            raise StreamError(f"The {what} broke {failures} times: {exc}", status=0, code="stream_broken") from exc
+        await anyio.sleep(min(0.05 * 2**failures, 2.0))
 
     async def _request(self, method: str, path: str, body: Any = None) -> httpx.Response:
         response = await self._http.request(
@@ -251,16 +282,7 @@ class Client(HttpApi):
         heard: set[str] = set()  # ids of reports yielded live whose stored copy has not come yet
         while True:
             try:
-                async with self._http.stream(
-                    "GET",
-                    f"{self._base}/session/{session_id}/stream",
-                    params={"startIndex": cursor, **params},
-                    headers=self._headers,
-                    timeout=httpx.Timeout(self._timeout.connect, read=None),
-                ) as response:
-                    if response.status_code >= 400:
-                        await response.aread()
-                        raise error_for(response)
+                async with self._open_stream(session_id, {"startIndex": cursor, **params}, read_s=None) as response:
                     cursor = int(response.headers.get("x-eve-start-index", cursor))
                     async for line in response.aiter_lines():
                         if not line.strip():
@@ -286,13 +308,7 @@ class Client(HttpApi):
                         return
             except httpx.TransportError as exc:
                 failures += 1
-                if failures > self._reconnects:
-                    raise StreamError(
-                        f"The event stream of session {session_id!r} broke {failures} times: {exc}",
-                        status=0,
-                        code="stream_broken",
-                    ) from exc
-                await anyio.sleep(min(0.05 * 2**failures, 2.0))  # back off before reconnecting
+                await self._back_off(failures, exc, f"event stream of session {session_id!r}")
 
     async def result(self, accepted: Accepted, *, timeout_s: float | None = None) -> TurnResult:
         """Wait until the accepted request's turn reaches a boundary; its status, open requests and message.

@@ -32,7 +32,6 @@ import httpx
 
 from eve_py._json import JsonSchema, JsonValue
 from eve_py.client._client import HttpApi, StreamError, retry_not_ready, turn_body
-from eve_py.client._errors import error_for
 from eve_py.client._eve1_results import (
     Answer,
     DeliveryResult,
@@ -110,16 +109,7 @@ class Eve1Client(HttpApi):
         params: dict[str, str | int] = {} if follow else {"follow": "false"}
         while True:
             try:
-                async with self._http.stream(
-                    "GET",
-                    f"{self._base}/session/{session_id}/stream",
-                    params={"startIndex": cursor, **params},
-                    headers=self._headers,
-                    timeout=httpx.Timeout(self._timeout.connect, read=_IDLE_S),
-                ) as response:
-                    if response.status_code >= 400:
-                        await response.aread()
-                        raise error_for(response)
+                async with self._open_stream(session_id, {"startIndex": cursor, **params}, read_s=_IDLE_S) as response:
                     version = response.headers.get("x-eve-stream-version")
                     if version != _STREAM_VERSION:
                         raise ApiError(
@@ -146,13 +136,7 @@ class Eve1Client(HttpApi):
                         return
             except httpx.TransportError as exc:
                 failures += 1
-                if failures > self._reconnects:
-                    raise StreamError(
-                        f"The stream of session {session_id!r} broke {failures} times: {exc}",
-                        status=0,
-                        code="stream_broken",
-                    ) from exc
-                await anyio.sleep(min(0.05 * 2**failures, 2.0))  # back off before reconnecting
+                await self._back_off(failures, exc, f"stream of session {session_id!r}")
 
 
 class ClientSession:

@@ -187,48 +187,20 @@ class ProviderHTTP:
             attempt += 1
             error: ModelError
             wait: float | None = None
-            stop_notice = _notice_waiting(self.provider, self.client.timeout.read)
-            try:
-                response = await self.client.send(
-                    self.client.build_request("POST", url, headers=request_headers, content=content), stream=True
-                )
-            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:  # a misconfigured base URL: no retry helps
-                stop_notice()
-                raise ModelConnectionError(
-                    f"Cannot send to {self.provider} at {_shown(url)!r}: {self.redact(str(exc))} (check the base URL)",
-                    provider=self.provider,
-                ) from exc
-            except httpx.TransportError as exc:
-                stop_notice()
-                error = self._unreachable(url, exc, attempt)
-            except BaseException:  # cancelled, or an error of another kind: the wait is over either way
-                stop_notice()
-                raise
+            sent = await self._attempt(url, request_headers, content, read_body=read_body)
+            if isinstance(sent, httpx.TransportError):
+                error = self._unreachable(url, sent, attempt)
+            elif sent.is_success:
+                try:
+                    yield sent
+                finally:
+                    await sent.aclose()
+                return
             else:
-                broken: httpx.TransportError | None = None
-                if response.is_success and read_body:
-                    try:
-                        await response.aread()
-                    except httpx.TransportError as exc:
-                        broken = exc
-                        await response.aclose()
-                    except BaseException:
-                        stop_notice()
-                        raise
-                stop_notice()
-                if broken is not None:
-                    error = self._unreachable(url, broken, attempt)
-                elif response.is_success:
-                    try:
-                        yield response
-                    finally:
-                        await response.aclose()
-                    return
-                else:
-                    error = await self._http_error(response, attempt)
-                    if not policy.is_retryable(response.status_code):
-                        raise error
-                    wait = retry_after_seconds(response.headers)
+                error = await self._http_error(sent, attempt)
+                if not policy.is_retryable(sent.status_code):
+                    raise error
+                wait = retry_after_seconds(sent.headers)
             if attempt >= policy.max_attempts:
                 raise error
             delay = policy.backoff(attempt) if wait is None else wait
@@ -242,6 +214,36 @@ class ProviderHTTP:
                 policy.max_attempts,
             )
             await policy.sleep(delay)
+
+    async def _attempt(
+        self, url: str, headers: Mapping[str, str], content: bytes, *, read_body: bool
+    ) -> httpx.Response | httpx.TransportError:
+        """One POST: its response (a 2xx's body read, with `read_body`), or the transport error that broke it.
+
+        Raises:
+            ModelConnectionError: The base URL is malformed (no retry helps).
+        """
+        stop_notice = _notice_waiting(self.provider, self.client.timeout.read)
+        try:
+            response = await self.client.send(
+                self.client.build_request("POST", url, headers=headers, content=content), stream=True
+            )
+            if response.is_success and read_body:
+                try:
+                    await response.aread()
+                except httpx.TransportError as exc:
+                    await response.aclose()
+                    return exc
+            return response
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise ModelConnectionError(
+                f"Cannot send to {self.provider} at {_shown(url)!r}: {self.redact(str(exc))} (check the base URL)",
+                provider=self.provider,
+            ) from exc
+        except httpx.TransportError as exc:
+            return exc
+        finally:
+            stop_notice()  # the wait is over, however it ended (cancelled too)
 
     def _unreachable(self, url: str, exc: httpx.TransportError, attempt: int) -> ModelConnectionError:
         timeouts = self.client.timeout

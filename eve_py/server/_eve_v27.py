@@ -339,21 +339,15 @@ class V27Lines:
             interaction_id = text_of(answer.get("requestId")) if isinstance(answer, dict) else None
             if interaction_id is None or interaction_id not in self._interactions:
                 continue
-            response_id, value = _response_id(delivery_id, index), _eve_answer(answer)
+            response_id = _response_id(delivery_id, index)
             scope = {"turnId": self._interactions[interaction_id]["turnId"]}
-            submitted = {
-                "deliveryId": delivery_id,
-                "interactionId": interaction_id,
-                "responseId": response_id,
-                "value": value,
-            }
             settled = {
                 "outcome": "abandoned",
                 "reason": text_of(data.get("reason")) or "stale",
                 "responseId": response_id,
             }
             facts += [
-                {"type": "response.submitted", "scope": scope, "data": submitted},
+                _submitted(delivery_id, interaction_id, response_id, _eve_answer(answer), scope),
                 {"type": "response.settled", "scope": scope, "data": settled},
             ]
         self._deliveries[delivery_id] = {"status": "settled"}
@@ -641,16 +635,7 @@ class V27Lines:
             if decided:
                 settled["response"] = decided
             facts += [
-                {
-                    "type": "response.submitted",
-                    "scope": scope,
-                    "data": {
-                        "deliveryId": delivery_id,
-                        "interactionId": interaction_id,
-                        "responseId": response_id,
-                        "value": value,
-                    },
-                },
+                _submitted(delivery_id, interaction_id, response_id, value, scope),
                 {"type": "response.admitted", "scope": scope, "data": {"responseId": response_id}},
                 {"type": "response.settled", "scope": scope, "data": {"outcome": "applied", "responseId": response_id}},
                 {"type": "interaction.settled", "scope": scope, "data": settled},
@@ -669,6 +654,12 @@ class V27Lines:
 def _response_id(delivery_id: str, index: int) -> str:
     """The id of the `index`-th response a delivery carries."""
     return f"rsp_{delivery_id.removeprefix('dlv_')}_{index}"
+
+
+def _submitted(delivery_id: str, interaction_id: str, response_id: str, value: Json, scope: Json) -> Fact:
+    """eve's `response.submitted`: a delivery's response `response_id` to an interaction."""
+    data = {"deliveryId": delivery_id, "interactionId": interaction_id, "responseId": response_id, "value": value}
+    return {"type": "response.submitted", "scope": scope, "data": data}
 
 
 def _eve_answer(answer: Mapping[str, Any]) -> Json:

@@ -29,9 +29,9 @@ class MemorySessionStore:
         self._events: dict[str, list[str]] = {}
         self._messages: dict[str, list[str]] = {}
         self._deadlines: dict[str, float] = {}
+        """Each waiting session's first deadline, for the sessions that have one."""
         self._by_deadline: list[tuple[float, str]] = []
         """`_deadlines` as (deadline, session id), kept sorted: `due` reads the front, not the whole."""
-        """Each waiting session's first deadline, for the sessions that have one."""
         self._secrets: dict[str, bytes] = {}
         self._once: dict[str, float] = {}
 

@@ -46,6 +46,13 @@ async def _stored_facts(client: httpx.AsyncClient, session_id: str) -> list[dict
     return [fact for text in response.text.splitlines() for fact in json.loads(text).get("facts", ())]
 
 
+async def _settled_session(client: httpx.AsyncClient) -> str:
+    """A new session whose first turn has settled: its id."""
+    created = (await client.post("/session", json={"message": "hello"})).json()
+    await _facts_until(client, created["sessionId"], 0, "turn.settled")
+    return str(created["sessionId"])
+
+
 async def _parked_picker(client: httpx.AsyncClient) -> tuple[str, str]:
     """A new session parked on the template picker: its id and the question's interaction id."""
     created = (await client.post("/session", json={"message": "help me pick a template"})).json()
@@ -57,9 +64,7 @@ async def _parked_picker(client: httpx.AsyncClient) -> tuple[str, str]:
 async def test_a_repeated_message_gets_the_first_receipt_and_runs_no_second_turn(hitl_agent: Agent) -> None:
     runtime = hitl_runtime(hitl_agent)
     async with serve(runtime) as served, _client(served.base) as client:
-        created = (await client.post("/session", json={"message": "hello"})).json()
-        session_id = created["sessionId"]
-        await _facts_until(client, session_id, 0, "turn.settled")
+        session_id = await _settled_session(client)
         body = {"message": "tell me a story", "idempotencyKey": "webhook:evt_1"}
         first = await client.post(f"/session/{session_id}", json=body)
         assert first.status_code == 202, first.text
@@ -120,9 +125,7 @@ async def test_a_refused_request_leaves_its_key_free_for_the_corrected_retry(hit
 async def test_the_same_key_sent_twice_at_once_runs_once(hitl_agent: Agent) -> None:
     runtime = hitl_runtime(hitl_agent)
     async with serve(runtime) as served, _client(served.base) as client:
-        created = (await client.post("/session", json={"message": "hello"})).json()
-        session_id = created["sessionId"]
-        await _facts_until(client, session_id, 0, "turn.settled")
+        session_id = await _settled_session(client)
         body = {"message": "tell me a story", "idempotencyKey": "twice"}
         responses: list[httpx.Response] = []
 
