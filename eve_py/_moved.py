@@ -61,7 +61,7 @@ MODULES: Mapping[str, str] = {
     "eve_py.harness.deltas": "eve_py.harness._deltas",
     "eve_py.harness.heartbeat": "eve_py.harness._heartbeat",
     "eve_py.harness.inputs": "eve_py.harness._inputs",
-    "eve_py.harness.loop": "eve_py.harness._loop",
+    "eve_py.harness.loop": "eve_py.harness._unit",
     "eve_py.harness.pairing": "eve_py.harness._pairing",
     "eve_py.harness.runtime": "eve_py.harness._runtime",
     "eve_py.harness.session": "eve_py.harness._session",

@@ -6,12 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eve_py.authoring._agent import AgentDefinition
-from eve_py.authoring._definition import DisabledTool, ToolDefinition
-from eve_py.compiler._app import compile_app_definitions
+from eve_py.authoring import AgentDefinition, DisabledTool, ToolDefinition
+from eve_py.compiler import compile_app_definitions
 from eve_py.models import Model, load_mock_model
+from eve_py.tools import ResolvedTool, resolve_tool
 from eve_py.tools._ask_question import FRAMEWORK_TOOLS
-from eve_py.tools._resolved import ResolvedTool, resolve_tool
 
 __all__ = ("Agent", "load_agent", "load_mock_model")
 

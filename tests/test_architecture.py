@@ -157,6 +157,64 @@ def test_the_client_imports_only_the_vocabulary_errors_and_json_helpers() -> Non
     assert outside <= {"eve_py.errors", "eve_py._json", "eve_py._camel"}
 
 
+SEAMS: dict[str, str] = {
+    # The engine's decisions: parking has no public face by design (docs/architecture.md).
+    "eve_py.parking._accept": "the harness carries out parking's decision on answers",
+    "eve_py.parking._answers": "the answer rules, read by every wire that renders or checks an answer",
+    "eve_py.parking._expire": "the harness carries out expiry",
+    "eve_py.parking._links": "answer links, signed and checked by the harness and the server",
+    "eve_py.parking._park": "the harness carries out which calls park",
+    "eve_py.parking._resolutions": "how a request ended, also traced",
+    "eve_py.parking._results": "the one result per call, built for the harness",
+    "eve_py.parking._settle": "the harness carries out a settlement",
+    # How a tool is written and run: the loading floor and the engine share it.
+    "eve_py.authoring._approval": "approval policies' decisions, read wherever a call is approved",
+    "eve_py.authoring._signature": "a tool's executor plan, run by the agent loop and the MCP server",
+    "eve_py.resolvers._plan": "resolver plans, built into a tool's executor plan",
+    "eve_py.resolvers._solver": "resolver parameters, solved for a tool's executor plan",
+    "eve_py.tools._ask_question": "the framework tools every app has",
+    "eve_py.tools._client": "client tools offered for one turn",
+    "eve_py.tools._resolved": "a tool's input checks",
+    "eve_py.tracing._spans": "the harness's tracing hooks",
+    "eve_py.models._registry": "choosing a model from its string",
+    "eve_py.models._http": "the provider client's retry notices, shown by the terminal chat",
+    "eve_py.sessions._opening": "opening a store from its URL (the command line)",
+    "eve_py.sessions._feed": "the store's change feed, followed by the server's streams",
+    "eve_py.sessions._copying": "copying sessions between stores (`eve-py store copy`)",
+    # The engine's and the server's seams for the floors above them.
+    "eve_py.harness._unit": "`Acknowledge`, the callback a server's operation hands a session",
+    "eve_py.harness._accept": "who may approve, for the server's approval pages",
+    "eve_py.harness._links": "answer links, for the server's link route",
+    "eve_py.server._auth": "the API token's environment variable, for `eve-py serve`",
+    "eve_py.mcp.serve._server": "the MCP tools server, for the MCP channel",
+    "eve_py.evals._backend": "the HTTP backend of `eve-py eval --url`",
+    "eve_py.evals._definition": "evals' defaults, for `eve-py eval`",
+    "eve_py.cli._main": "the command line's entry point, for `python -m eve_py`",
+}
+"""The private modules another package may import, and why (docs/architecture.md, "Seams").
+Any other import goes through the package's face (its `__init__`)."""
+
+
+def _package_of(module: str) -> str:
+    return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") and part != "__main__" for part in module.split(".")[1:])
+
+
+def test_imports_into_another_packages_private_modules_go_through_its_face_or_a_seam() -> None:
+    reaching = sorted(
+        f"{module} -> {imported}"
+        for module, imported_set in GRAPH.items()
+        for imported in imported_set
+        if _private(imported) and not _inside(module, _package_of(imported)) and imported not in SEAMS
+    )
+    assert reaching == [], "import from the package's face, or add a documented seam"
+    used = {imported for module, imported_set in GRAPH.items() for imported in imported_set}
+    assert set(SEAMS) <= used, "a seam nobody uses any more: drop it"
+
+
 def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

@@ -200,7 +200,10 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "EventListener",
         "Runtime",
         "Session",
+        "ShapedOutput",
+        "approval_context",
         "check_pairing",
+        "shape_output",
     ),
     "eve_py.mcp": (
         "McpServerDefinition",

@@ -10,7 +10,7 @@ from eve_py.authoring._definition import expiry_seconds
 from eve_py.errors import UsageError
 
 if TYPE_CHECKING:
-    from eve_py.models._base import Model
+    from eve_py.models import Model
 
 __all__ = ("AgentDefinition", "define_agent")
 

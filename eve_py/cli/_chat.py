@@ -22,11 +22,9 @@ import anyio.lowlevel
 from eve_py.agent import load_agent
 from eve_py.cli._prompts import Ask, QuitChat, ask_request
 from eve_py.cli._render import Renderer, say
-from eve_py.errors import EveError, InputResponseError
-from eve_py.harness._commit import Committed
-from eve_py.harness._runtime import Runtime
-from eve_py.harness._session import Session
-from eve_py.models._base import Model
+from eve_py.errors import EveError, InputResponseError, RequestExpiredError
+from eve_py.harness import Committed, Runtime, Session
+from eve_py.models import Model
 from eve_py.protocol import MessageReceived, TurnCancelled, TurnCompleted, TurnFailed
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import TurnResult
@@ -106,6 +104,8 @@ async def _converse(session: Session, result: TurnResult | None, ask: Ask, rende
                 result = await _answer_batch(session, result.input_requests, ask)
             except InputResponseError as exc:
                 say(f"  ! {exc}")
+                if isinstance(exc, RequestExpiredError):
+                    await session.expire()  # refused before any write: the turn goes on without it here
                 await session.refresh()
                 render.catch_up(await session.events(start))
                 if session.status != "waiting":

@@ -31,12 +31,11 @@ from eve_py.agent import load_agent
 from eve_py.cli._types import positive_int, seconds
 from eve_py.client import Client
 from eve_py.errors import ApiError, EvalConfigurationError, UsageError
+from eve_py.evals import EvalCase, EvalResult, discover_evals, run_evals
 from eve_py.evals._backend import EvalBackend, HttpBackend, InProcessBackend
 from eve_py.evals._definition import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
-from eve_py.evals._discovery import EvalCase, discover_evals
-from eve_py.evals._runner import EvalResult, run_evals
 from eve_py.evals.report import EvalRun, result_record, summary_record, write_artifacts, write_junit
-from eve_py.models._base import Model
+from eve_py.models import Model
 from eve_py.models._registry import choose_model_spec, resolve_model
 from eve_py.protocol import now_iso
 

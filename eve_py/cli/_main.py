@@ -49,7 +49,7 @@ from eve_py.cli._render import Renderer, say, showing_retries
 from eve_py.cli._serve import add_serve_parser, serve
 from eve_py.cli._store import add_store_parser, run_store_command
 from eve_py.cli._types import CommandParser, seconds
-from eve_py.compiler._app import compile_app_definitions, manifest_path, save_manifest
+from eve_py.compiler import compile_app_definitions, manifest_path, save_manifest
 from eve_py.errors import (
     CompileError,
     EveError,
@@ -59,10 +59,8 @@ from eve_py.errors import (
     StoreUnavailableError,
     UsageError,
 )
-from eve_py.harness._commit import Committed
-from eve_py.harness._runtime import Runtime
-from eve_py.harness._session import Session
-from eve_py.models._base import Model
+from eve_py.harness import Committed, Runtime, Session
+from eve_py.models import Model
 from eve_py.parking._answers import check_response
 from eve_py.protocol import dump_event
 from eve_py.protocol.requests import InputRequest, InputResponse

@@ -36,10 +36,10 @@ from eve_py.agent import Agent, load_agent, load_mock_model
 from eve_py.cli._serve import bind_listener, is_loopback
 from eve_py.cli._types import port
 from eve_py.errors import UsageError
-from eve_py.harness._runtime import Runtime
-from eve_py.models._base import Model
+from eve_py.harness import Runtime
+from eve_py.models import Model
+from eve_py.sessions import SQLiteSessionStore
 from eve_py.sessions._opening import build_store, open_store
-from eve_py.sessions._sqlite import SQLiteSessionStore
 
 __all__ = ("add_mcp_parser", "run_mcp_command")
 

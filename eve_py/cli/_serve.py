@@ -43,10 +43,10 @@ from eve_py.agent import load_agent, load_mock_model
 from eve_py.cli._types import port, positive_int, seconds
 from eve_py.cli._workers import supervise
 from eve_py.errors import UsageError
-from eve_py.harness._runtime import Runtime
-from eve_py.models._base import Model
+from eve_py.harness import Runtime
+from eve_py.models import Model
+from eve_py.sessions import SessionStore
 from eve_py.sessions._opening import build_store, is_postgres_url, open_store, store_spec
-from eve_py.sessions._store import SessionStore
 
 __all__ = ("add_serve_parser", "bind_listener", "is_loopback", "serve")
 
@@ -281,7 +281,7 @@ def _banner(what: str, sock: socket.socket, tokens: Sequence[str]) -> None:
 
 def _supervise(args: argparse.Namespace, spec: str, agent_name: str) -> int:
     """`--workers N`: bind once, then run the workers (see `eve_py.cli._workers`)."""
-    from eve_py.server._auth import tokens_from_env
+    from eve_py.server import tokens_from_env
 
     sock = bind_listener(args.host, args.port)
     command = [sys.executable, "-m", "eve_py", "serve", str(args.app_dir), "--host", args.host, "--store", spec]

@@ -13,15 +13,14 @@ from pathlib import Path
 from types import ModuleType
 
 from eve_py._loading import ImportTimedOut, LoadFailure, import_timeout, load_module
-from eve_py.authoring._agent import AgentDefinition
+from eve_py.authoring import AgentDefinition, DisabledTool, ToolDefinition
 from eve_py.authoring._approval import policy_name
-from eve_py.authoring._definition import DisabledTool, ToolDefinition
 from eve_py.compiler._checks import check_tool, shape_message
 from eve_py.compiler._discovery import discover_tool_files
 from eve_py.compiler._manifest import AgentEntry, Manifest, ToolEntry
 from eve_py.errors import CompileError, Diagnostic, ToolResolutionError
+from eve_py.tools import tool_name_from_path
 from eve_py.tools._ask_question import FRAMEWORK_TOOLS
-from eve_py.tools._resolved import tool_name_from_path
 
 __all__ = ("CompiledApp", "compile_app", "compile_app_definitions", "manifest_path", "save_manifest")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import jsonschema
 
-from eve_py.authoring._definition import ToolDefinition
+from eve_py.authoring import ToolDefinition
 from eve_py.errors import Diagnostic
 from eve_py.tools._resolved import field_problems
 

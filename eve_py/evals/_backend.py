@@ -14,14 +14,13 @@ from typing import Protocol
 
 from eve_py.agent import Agent
 from eve_py.client import Client
-from eve_py.harness._runtime import Runtime
-from eve_py.harness._session import Session
-from eve_py.models._base import Model
+from eve_py.harness import Runtime, Session
+from eve_py.models import Model
 from eve_py.protocol import AnyEvent
 from eve_py.protocol.messages import Message
 from eve_py.protocol.requests import InputResponse
 from eve_py.protocol.turns import TurnResult
-from eve_py.sessions._memory import MemorySessionStore
+from eve_py.sessions import MemorySessionStore
 
 __all__ = ("EvalBackend", "EvalSession", "HttpBackend", "HttpSession", "InProcessBackend", "InProcessSession")
 

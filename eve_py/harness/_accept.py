@@ -1,27 +1,23 @@
-"""Where answers are accepted: a person's answers to the parked batch, checked, then written in one commit.
+"""Where answers are accepted: a person's answers to the parked batch, checked before anything is written.
 
-`Session.respond` calls `accept`. The decision is `parking._accept.accept_answers` (pure: the
-batch with the answers, or a refusal); this module finds answers that come too late (their call
-already has its result) and commits what was accepted with its `input.resolved` event. Nothing
-is written unless every answer passes.
+`TurnUnit.accept` (`eve_py.harness._unit`) calls `check_answers` and writes what it returns with
+`accepted_events`, in one commit. The decision is `parking._accept.accept_answers` (pure: the
+batch with the answers, or a refusal); this module adds the refusals that need the session
+(an answer that comes too late, its call already has its result; a session not waiting; who
+may approve). Nothing is written unless every answer passes.
 """
 
 from __future__ import annotations
 
-import functools
-import time
 from collections.abc import Mapping, Sequence
 
-from eve_py._context import ApprovalContext
-from eve_py._json import JsonSchema
 from eve_py.errors import (
     InputResponseError,
     RequestAlreadyAnsweredError,
     RequestExpiredError,
     SessionNotWaitingError,
 )
-from eve_py.harness._commit import Writer
-from eve_py.harness._loop import TurnDriver
+from eve_py.harness._execute import approval_context
 from eve_py.parking._accept import Acceptance, accept_answers, answered_before
 from eve_py.parking._expire import INPUT_EXPIRED, expire_due
 from eve_py.protocol import Event
@@ -30,47 +26,55 @@ from eve_py.protocol.payloads import InputApprovedData, InputResolvedData, TurnW
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import TurnState
-from eve_py.sessions._record import SessionRecord
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.sessions import SessionRecord
+from eve_py.tools import ResolvedTool
 
-__all__ = ("accept", "commit_acceptance", "may_approve")
+__all__ = ("accepted_events", "check_answers", "may_approve", "needs_history")
 
 
-async def accept(
-    driver: TurnDriver,
+def needs_history(record: SessionRecord, responses: Sequence[InputResponse]) -> bool:
+    """Whether checking `responses` must read the conversation: one names a request the batch does not hold.
+
+    Only a refusal's path reads it (is the request's call already answered, or expired?), so the
+    answer's path never does.
+    """
+    pending = record.pending
+    parked = {r.request_id for r in pending.requests} if pending is not None else set()
+    return any(not answered_before(pending, r.request_id) and r.request_id not in parked for r in responses)
+
+
+def check_answers(
     record: SessionRecord,
     responses: Sequence[InputResponse],
     *,
-    client_context: str | None,
-    output_schema: JsonSchema | None,
+    history: Sequence[Message] | None,
+    tools: Mapping[str, ResolvedTool],
     settle: bool,
     by: str,
-    delivery_id: str | None = None,
-) -> tuple[SessionRecord, bool]:
-    """Check `responses` against `record`'s parked batch and store them with `input.resolved`.
+    now: float,
+) -> Acceptance:
+    """Check `responses` against `record`'s parked batch: what accepting them does, or the refusal.
+
+    Pure: nothing is written, so a refused answer leaves the session as it was, an expired
+    request's included.
 
     Args:
-        driver: The call's driver (its writer commits).
-        record: The session as just loaded.
+        record: The session as the unit of work holds it.
         responses: The answers, already read into `InputResponse`s.
-        client_context: Replaces the turn's client context when not None.
-        output_schema: Replaces the turn's output schema when not None.
+        history: The conversation, when `needs_history` said it is needed (else None).
+        tools: The turn's tools (an approval's `approvers`).
         settle: False keeps the batch open even when every approval is answered.
         by: Who answers (kept with each answer).
-        delivery_id: The delivery the answers came as (kept with `input.resolved`), if named.
-
-    Returns:
-        The stored record, and whether the batch settled (its results are computed next; the
-        write is durable only when it did not, since then it is the call's last).
+        now: Unix time, seconds (which requests are past their deadline).
 
     Raises:
         SessionNotWaitingError: The session has no open input request.
         UnknownRequestError: A `requestId` is not in the parked batch.
         RequestAlreadyAnsweredError: A `requestId` was answered before (or withdrawn), or twice here.
         RequestExpiredError: A request's deadline passed (now, or earlier: it resolved as expired).
+        NotAnApproverError: `by` may not answer one of the approvals.
         InvalidAnswerError: An answer does not fit its request.
         InputResponseError: No response, or `settle=False` with no request left open.
-        SessionConflictError: Another writer answered the batch first; nothing written.
     """
     pending = record.pending
     if not responses:
@@ -81,11 +85,8 @@ async def accept(
     parked = {r.request_id for r in pending.requests} if pending is not None else set()
     for response in responses:
         earlier = answered_before(pending, response.request_id)
-        # Only an id the batch does not hold sends us to the history (a refusal's path, so the
-        # answer's path never reads the conversation).
-        if not earlier and response.request_id not in parked:
-            conversation = await driver.writer.conversation(record)
-            result = _result_in(conversation.messages, response.request_id)
+        if not earlier and response.request_id not in parked and history is not None:
+            result = _result_in(history, response.request_id)
             if result is not None and _expired(result):
                 raise RequestExpiredError(
                     f"Request {response.request_id!r} expired before this answer; it resolved as expired.",
@@ -106,32 +107,15 @@ async def accept(
             status=record.status,
             http_message=f"Session {record.id!r} is not waiting for input (status {record.status!r}){http_hint}.",
         )
-    expired = expire_due(pending, time.time())
-    approver = functools.partial(may_approve, driver.tools, record)
-    accepted = accept_answers(pending, responses, settle=settle, by=by, expired=expired, may_approve=approver)
-    turn = record.turn.with_context(client_context, output_schema)
-    stored = await commit_acceptance(driver.writer, record.with_turn(turn), accepted, delivery_id)
-    return stored, accepted.settled
+
+    def approver(request: InputRequest, name: str) -> bool:
+        return may_approve(tools, record, request, name)
+
+    expired = expire_due(pending, now)
+    return accept_answers(pending, responses, settle=settle, by=by, expired=expired, may_approve=approver)
 
 
-async def commit_acceptance(
-    writer: Writer, record: SessionRecord, accepted: Acceptance, delivery_id: str | None = None
-) -> SessionRecord:
-    """Write what a parked batch accepted (answers, approvals, expiries) with its events, in one commit.
-
-    Settled, the write need not be synced: the call's last write (its results) syncs it; not
-    settled, this write is the call's last.
-
-    Raises:
-        SessionConflictError: Another writer changed the session since `record` was read.
-    """
-    assert record.turn is not None and record.pending is not None, "only a parked batch accepts anything"
-    events = _accepted_events(record.turn, record.pending, accepted, delivery_id)
-    answered = record.answer(accepted.pending, settled=accepted.settled)
-    return await writer.commit(answered, events, durable=not accepted.settled)
-
-
-def _accepted_events(
+def accepted_events(
     turn: TurnState, pending: PendingStep, accepted: Acceptance, delivery_id: str | None
 ) -> list[Event]:
     """`input.resolved` (when a request ended), `input.approved` per approval short of its quorum, and
@@ -164,13 +148,8 @@ def may_approve(tools: Mapping[str, ResolvedTool], record: SessionRecord, reques
     if tool is None:
         return True
     action = request.action
-    context = ApprovalContext(
-        session_id=record.id,
-        call_id=action.call_id,
-        tool_name=action.tool_name,
-        tool_input=action.input,
-        remembered=action.tool_name in record.approved_tools,
-    )
+    remembered = action.tool_name in record.approved_tools
+    context = approval_context(record.id, action.call_id, action.tool_name, action.input, remembered=remembered)
     return tool.may_approve(context, by)
 
 

@@ -14,8 +14,7 @@ from collections.abc import Set as AbstractSet
 from eve_py._lru import Recent
 from eve_py.harness._pairing import check_pairing
 from eve_py.protocol.messages import AssistantMessage, Message
-from eve_py.sessions._record import SessionRecord
-from eve_py.sessions._store import SessionStore
+from eve_py.sessions import SessionRecord, SessionStore
 
 __all__ = ("Conversation", "ConversationCache")
 

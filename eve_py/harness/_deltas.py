@@ -9,38 +9,36 @@ fast model costs a bounded number of commits, not one per token.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup
 
-from eve_py.models._base import ModelDelta
+from eve_py.models import ModelDelta
 from eve_py.protocol import Event
 from eve_py.protocol.payloads import ActionInputAppendedData, MessageAppendedData
 from eve_py.protocol.turns import TurnState
-from eve_py.sessions._record import SessionRecord
-
-if TYPE_CHECKING:
-    from eve_py.harness._commit import Writer
 
 __all__ = ("DeltaWriter", "coalesce")
 
 
 class DeltaWriter:
-    """Stores one step's deltas through its writer's commits, in the order they arrived.
+    """Stores one step's deltas through its unit of work's writes, in the order they arrived.
 
     Args:
-        writer: Commits the writes (so each renews the lease and reaches the listener).
+        append: Writes events that change nothing else (`TurnUnit.append`: each write renews the
+            lease and reaches the listener).
         turn: The turn the step belongs to (its coordinates and delivery ids).
         step_index: The step's index.
         lead: Events that must precede the first delta (`step.started`); the first write takes
             them out of this list, so what is left in it afterwards is still unwritten.
     """
 
-    def __init__(self, writer: Writer, turn: TurnState, step_index: int, *, lead: list[Event]) -> None:
-        self._writer = writer
+    def __init__(
+        self, append: Callable[[list[Event]], Awaitable[object]], turn: TurnState, step_index: int, *, lead: list[Event]
+    ) -> None:
+        self._append = append
         self._turn = turn
         self._step_index = step_index
         self._lead = lead
@@ -50,7 +48,6 @@ class DeltaWriter:
         self._closed = False
         self._group: TaskGroup | None = None
         self._started = False
-        self.record: SessionRecord | None = None
 
     async def on_delta(self, delta: ModelDelta) -> None:
         """Queue one delta for the next write (the model never waits for the store)."""
@@ -66,12 +63,8 @@ class DeltaWriter:
                 self._group.start_soon(self._run)
 
     @asynccontextmanager
-    async def writing(self, record: SessionRecord) -> AsyncIterator[DeltaWriter]:
-        """Write deltas in the background while the block runs; on exit, every queued one is stored.
-
-        `self.record` is the session as last written (read it after the block).
-        """
-        self.record = record
+    async def writing(self) -> AsyncIterator[DeltaWriter]:
+        """Write deltas in the background while the block runs; on exit, every queued one is stored."""
         try:
             async with anyio.create_task_group() as group:
                 self._group = group
@@ -94,11 +87,10 @@ class DeltaWriter:
             while self._buffer:
                 batch, self._buffer = self._buffer, []
                 events = [*self._lead, *coalesce(self._turn, self._step_index, batch, self._tool_names)]
-                assert self.record is not None
-                # A write under way finishes even if the step is cancelled: the record must be
-                # the one stored, or the turn's next write would conflict with its own.
+                # A write under way finishes even if the step is cancelled: the unit must know
+                # what it stored, or the turn's next write would conflict with its own.
                 with anyio.CancelScope(shield=True):
-                    self.record = await self._writer.commit(self.record, events, durable=False)
+                    await self._append(events)
                 self._lead.clear()
             if self._closed:
                 return

@@ -1,13 +1,12 @@
 """Requests that expire: a session's due requests ended as `expired` in one write, and the sweep that finds them.
 
-`commit_expiry` is one session's expiry: the decision is `parking._expire.expire_due` (pure);
-this writes it with its `input.resolved` event (outcome `expired`), after which the session's
-turn goes on as after an answer (`Session.expire`). `Sweeper` finds the sessions to expire
-without reading any record: every store keeps each waiting session's first deadline beside it,
-indexed (`SessionStore.due`). A running server or worker sweeps every `interval_s` (and at
-once when it starts, so deadlines that passed while no process ran are met first); a process
-that does not sweep expires a session when it opens it (`Runtime.get_session`) or when an answer
-comes too late (`Session.respond`).
+One session's expiry is `TurnUnit.expire` (`eve_py.harness._unit`): the decision is
+`parking._expire.expire_due` (pure); the unit writes it with its `input.resolved` event (outcome
+`expired`), after which the session's turn goes on as after an answer (`Session.expire`).
+`Sweeper` finds the sessions to expire without reading any record: every store keeps each waiting
+session's first deadline beside it, indexed (`SessionStore.due`). A running server or worker
+sweeps every `interval_s` (and at once when it starts, so deadlines that passed while no process
+ran are met first); a process that does not sweep expires a session when it opens it (`Runtime.get_session`).
 """
 
 from __future__ import annotations
@@ -20,39 +19,11 @@ import anyio
 from anyio.abc import TaskStatus
 
 from eve_py.errors import SessionConflictError
-from eve_py.harness._accept import commit_acceptance
-from eve_py.harness._commit import Writer
-from eve_py.parking._expire import expire_due
-from eve_py.sessions._record import SessionRecord
-from eve_py.sessions._store import SessionStore
+from eve_py.sessions import SessionStore
 
-__all__ = ("Sweeper", "commit_expiry")
+__all__ = ("Sweeper",)
 
 _log = logging.getLogger("eve_py")
-
-
-async def commit_expiry(writer: Writer, record: SessionRecord, now: float) -> tuple[SessionRecord, bool] | None:
-    """End the parked batch's requests whose deadline is `now` or earlier as `expired`, in one write.
-
-    Args:
-        writer: Commits the write.
-        record: The session as just loaded.
-        now: Unix time, seconds.
-
-    Returns:
-        The stored record and whether the batch settled (every request answered or expired:
-        its results are computed next); None when the session waits on no due request.
-
-    Raises:
-        SessionConflictError: Another writer (an answer, another worker's sweep) wrote first.
-    """
-    pending = record.pending
-    if record.status != "waiting" or pending is None or record.turn is None:
-        return None
-    expired = expire_due(pending, now)
-    if expired is None:
-        return None
-    return await commit_acceptance(writer, record, expired), expired.settled
 
 
 class Sweeper:

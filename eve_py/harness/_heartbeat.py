@@ -1,19 +1,13 @@
-"""`LeaseKeeper`: a running turn's lease kept alive by a heartbeat while its worker is busy.
+"""`Heartbeat`: a running turn's lease kept alive while its worker is busy, and the checks a takeover passes.
 
 A worker running a turn holds a lease on the session (`SessionRecord.lease`); another worker
 takes the turn over only once the lease has expired. Every write of the worker renews it, but
-a model step or a tool can take longer than `lease_s` without writing. While a turn runs,
-`LeaseKeeper.beating()` renews the lease every `lease_s / 3` seconds with a write that changes
-only the lease (one thread for the whole process schedules the beats; each runs on its turn's
-event loop), so a slow step is never taken over while its worker lives, and a worker that
-dies (SIGKILL, power loss) stops renewing: its turn can be taken over `lease_s` after its last
-beat.
-
-The keeper wraps the store for one `TurnDriver`. A beat bumps the record's version, so the
-driver's next write (based on the version before the beat) would be refused as a conflict: the
-keeper knows that the only writes since are its own beats and bases that write on the beat's
-version instead. A write of anyone else still conflicts, as it must; a beat that conflicts (the
-turn was taken over, `resume(force=True)`) stops the heartbeat.
+a model step or a tool can take longer than `lease_s` without writing. While a turn runs, its
+unit of work's `Heartbeat.beating()` renews the lease every `lease_s / 3` seconds with a write
+that changes only the lease (one thread for the whole process schedules the beats; each runs on
+its turn's event loop), so a slow step is never taken over while its worker lives, and a worker
+that dies (SIGKILL, power loss) stops renewing: its turn can be taken over `lease_s` after its
+last beat. A beat that conflicts (the turn was taken over, `resume(force=True)`) stops renewing.
 """
 
 from __future__ import annotations
@@ -22,8 +16,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import anyio.from_thread
@@ -31,80 +26,32 @@ import anyio.lowlevel
 from anyio.lowlevel import EventLoopToken
 
 from eve_py.errors import SessionConflictError, SessionStateError
-from eve_py.protocol import Event
-from eve_py.protocol.messages import Message
-from eve_py.sessions._forwarding import ForwardingStore
-from eve_py.sessions._record import SessionRecord
-from eve_py.sessions._store import SessionStore
+from eve_py.sessions import SessionRecord
 
-__all__ = ("LeaseKeeper", "check_not_running", "check_takeover")
+__all__ = ("Heartbeat", "check_not_running", "check_takeover")
 
 _log = logging.getLogger("eve_py")
 
 
-class LeaseKeeper(ForwardingStore):
-    """A `SessionStore` for one turn driver: passes everything through and renews its lease.
+class Heartbeat:
+    """Calls `beat` on the caller's event loop every `interval` seconds while `beating()` runs.
+
+    A unit of work (`eve_py.harness._unit.TurnUnit`) owns one; its `beat` renews the unit's lease
+    under the unit's own write lock, so a beat and a write never interleave.
 
     Args:
-        store: The store underneath.
-        lease_s: The lease's length in seconds; the heartbeat beats every third of it.
+        beat: Renews the lease (it decides whether there is one to renew).
+        interval: Seconds between beats (a third of the lease).
     """
 
-    def __init__(self, store: SessionStore, lease_s: float) -> None:
-        super().__init__(store)
-        self._lease_s = lease_s
-        # fast_acquire: a free lock is taken without a trip around the event loop (one less per write).
-        self._lock = anyio.Lock(fast_acquire=True)
-        self._held: SessionRecord | None = None
-        """The record as last stored by this driver or a beat, while it holds a running lease."""
-        self._rebase: tuple[int, int] | None = None
-        """(the version the driver last saw, the version the beats since have stored)."""
-        self.beats = 0
-        """How many beats were written (for tests and logs)."""
-        self.interval = lease_s / 3
-        """Seconds between beats."""
-
-    async def commit(
-        self,
-        record: SessionRecord,
-        events: Sequence[Event],
-        messages: Sequence[Message] = (),
-        *,
-        durable: bool = True,
-    ) -> SessionRecord:
-        """See `SessionStore.commit`; a write based on the version before this keeper's beats goes on the last one."""
-        async with self._lock:
-            held, rebase = self._held, self._rebase
-            if held is not None and rebase is not None and record.id == held.id and record.version == rebase[0]:
-                record = record.model_copy(update={"version": rebase[1]})
-            stored = await self.inner.commit(record, events, messages, durable=durable)
-            self._rebase = None
-            self._held = stored if stored.status == "running" and stored.lease is not None else None
-            return stored
-
-    async def aclose(self) -> None:
-        """Nothing to release: the store underneath is not this keeper's."""
-
-    async def _beat(self) -> None:
-        async with self._lock:
-            held = self._held
-            if held is None or held.lease is None:
-                return
-            lease = held.lease.model_copy(update={"expires_at": time.time() + self._lease_s})
-            try:
-                # Only the lease changes: a beat lost to a power loss costs nothing.
-                stored = await self.inner.commit(held.leased(lease, held.updated_at), [], durable=False)
-            except SessionConflictError:
-                self._held = None  # taken over: this driver's next write will be refused anyway
-                return
-            self._rebase = (self._rebase[0] if self._rebase is not None else held.version, stored.version)
-            self._held = stored
-            self.beats += 1
+    def __init__(self, beat: Callable[[], Coroutine[Any, Any, None]], interval: float) -> None:
+        self._beat = beat
+        self.interval = interval
 
     @asynccontextmanager
     async def beating(self) -> AsyncIterator[None]:
-        """Renew the held lease every `lease_s / 3` seconds until the block ends (never with `lease_s <= 0`)."""
-        if self._lease_s <= 0:
+        """Beat every `interval` seconds until the block ends (never with `interval <= 0`)."""
+        if self.interval <= 0:
             yield
             return
         _PACEMAKER.add(self, anyio.lowlevel.current_token())
@@ -112,12 +59,6 @@ class LeaseKeeper(ForwardingStore):
             yield
         finally:
             _PACEMAKER.remove(self)
-            if self._lock.locked():  # a beat is on its way: once it is done, it finds nothing to renew
-                with anyio.CancelScope(shield=True):
-                    async with self._lock:
-                        self._held = None
-            else:  # no beat can start before this returns: nothing here awaits
-                self._held = None
 
     def _beat_from_thread(self, token: EventLoopToken) -> None:
         try:
@@ -136,7 +77,7 @@ class _Pacemaker:
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        self._due: dict[LeaseKeeper, tuple[EventLoopToken, float]] = {}
+        self._due: dict[Heartbeat, tuple[EventLoopToken, float]] = {}
         """Registered keepers: their event loop's token, and when their next beat is due (monotonic s)."""
         self._thread: threading.Thread | None = None
         self._wakes_at = float("inf")
@@ -149,7 +90,7 @@ class _Pacemaker:
         self._thread = None
         self._wakes_at = float("inf")
 
-    def add(self, keeper: LeaseKeeper, token: EventLoopToken) -> None:
+    def add(self, keeper: Heartbeat, token: EventLoopToken) -> None:
         with self._changed:
             at = time.monotonic() + keeper.interval
             self._due[keeper] = (token, at)
@@ -159,11 +100,11 @@ class _Pacemaker:
             if at < self._wakes_at:  # waking the thread costs the caller a switch: only when it would oversleep
                 self._changed.notify()
 
-    def remove(self, keeper: LeaseKeeper) -> None:
+    def remove(self, keeper: Heartbeat) -> None:
         with self._changed:
             self._due.pop(keeper, None)
 
-    def _next(self) -> list[tuple[LeaseKeeper, EventLoopToken]]:
+    def _next(self) -> list[tuple[Heartbeat, EventLoopToken]]:
         """Wait until at least one beat is due; those beats, their next ones scheduled."""
         with self._changed:
             while True:

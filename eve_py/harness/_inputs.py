@@ -18,8 +18,8 @@ from eve_py.errors import InvalidAnswerError, InvalidMessageError
 from eve_py.protocol import new_id
 from eve_py.protocol.requests import InputResponse
 from eve_py.protocol.turns import ClientTool, TurnInput
+from eve_py.tools import ResolvedTool
 from eve_py.tools._client import check_client_tools
-from eve_py.tools._resolved import ResolvedTool
 
 __all__ = ("as_response", "check_turn_input", "context_text", "turn_input")
 

@@ -37,8 +37,7 @@ from eve_py.parking._links import (
 from eve_py.protocol.messages import Message, ToolMessage, ToolResultPart
 from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.protocol.turns import TurnResult
-from eve_py.sessions._record import SessionRecord
-from eve_py.sessions._store import SessionStore
+from eve_py.sessions import SessionRecord, SessionStore
 
 __all__ = (
     "ANSWERED_BY_LINK",

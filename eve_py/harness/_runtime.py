@@ -28,21 +28,19 @@ from eve_py._version import version
 from eve_py.agent import Agent
 from eve_py.harness._commit import Committed, EventListener, notify
 from eve_py.harness._conversation import Conversation, ConversationCache
+from eve_py.harness._execute import LiveListener, ModelChannel
 from eve_py.harness._expire import Sweeper
 from eve_py.harness._links import answer_with_link
-from eve_py.harness._loop import TurnDriver
-from eve_py.harness._park import LiveListener
 from eve_py.harness._session import Session
 from eve_py.harness._turns import ActiveTurns
-from eve_py.models._base import Model
+from eve_py.harness._unit import UnitParts
+from eve_py.models import Model
 from eve_py.models._registry import choose_model_spec, resolve_model
 from eve_py.protocol import Event, new_event, new_id, now_iso
 from eve_py.protocol.payloads import RuntimeIdentity, SessionStartedData
 from eve_py.protocol.requests import InputResponse
 from eve_py.protocol.turns import TurnResult
-from eve_py.sessions._memory import MemorySessionStore
-from eve_py.sessions._record import SessionRecord
-from eve_py.sessions._store import SessionStore
+from eve_py.sessions import MemorySessionStore, SessionRecord, SessionStore
 
 __all__ = ("Runtime", "runtime_version")
 
@@ -91,6 +89,11 @@ class Runtime:
         self.on_event = on_event
         self.on_live = on_live
         self.lease_s = lease_s
+        self._listeners: list[EventListener] = []
+        self._live_listeners: list[LiveListener] = []
+        self._fanout: tuple[list[EventListener], EventListener] | None = None
+        self._live_fanout: tuple[list[LiveListener], LiveListener] | None = None
+        self._channel: ModelChannel | None = None
         self._turns = ActiveTurns()
         self.conversations = ConversationCache()
         """Recent sessions' conversations, so a resumed session reads only what its log gained."""
@@ -142,10 +145,10 @@ class Runtime:
         # Without a listener nobody outside this call hears of the session before its first turn,
         # whose durable write syncs it too; a server (a listener) acknowledges it at once.
         if durable is None:
-            durable = self.on_event is not None
+            durable = self._listener() is not None
         stored = await self.store.create(record, events, durable=durable)
         self.conversations.remember(stored.id, Conversation([], start=stored.history_start))  # no read to start
-        await notify(self.on_event, Committed(record.id, 0, events))
+        await notify(self._listener(), Committed(record.id, 0, events))
         return self._session(stored)
 
     async def get_session(self, session_id: str) -> Session:
@@ -217,27 +220,71 @@ class Runtime:
         record = await self.store.load(session_id)
         await self._session(record)._expire_from(record)
 
+    def add_listener(self, on_event: EventListener | None = None, on_live: LiveListener | None = None) -> None:
+        """Also tell `on_event` about every committed write and `on_live` about every live report,
+        after `Runtime(on_event=..., on_live=...)`'s own (a server's hub listens this way)."""
+        if on_event is not None:
+            self._listeners.append(on_event)
+        if on_live is not None:
+            self._live_listeners.append(on_live)
+
     def _session(self, record: SessionRecord) -> Session:
         return Session(
             record,
             store=self.store,
             conversations=self.conversations,
-            new_driver=self._driver,
+            parts=self._unit_parts,
             turns=self._turns,
             sweeper=self.sweeper,
         )
 
-    def _driver(self) -> TurnDriver:
-        return TurnDriver(
+    def _unit_parts(self) -> UnitParts:
+        """What this call's unit of work needs (read per call: `on_event`, `model` may be set since)."""
+        model, listener, live = self.model, self._listener(), self._live()
+        channel = self._channel
+        if channel is None or channel.model is not model or channel.live is not live:
+            channel = self._channel = ModelChannel(model, live)
+        return UnitParts(
             agent=self.agent,
-            model=self.model,
+            model=model,
             store=self.store,
             max_steps=self.max_steps,
-            listener=self.on_event,
+            listener=listener,
             lease_s=self.lease_s,
             conversations=self.conversations,
-            live=self.on_live,
+            channel=channel,
         )
+
+    def _listener(self) -> EventListener | None:
+        listeners = [listener for listener in (self.on_event, *self._listeners) if listener is not None]
+        if len(listeners) <= 1:
+            return listeners[0] if listeners else None
+        if self._fanout is None or self._fanout[0] != listeners:
+            self._fanout = (listeners, _fan_out(listeners))
+        return self._fanout[1]
+
+    def _live(self) -> LiveListener | None:
+        listeners = [listener for listener in (self.on_live, *self._live_listeners) if listener is not None]
+        if len(listeners) <= 1:
+            return listeners[0] if listeners else None
+        if self._live_fanout is None or self._live_fanout[0] != listeners:
+
+            def live(session_id: str, event: Event) -> None:
+                for listener in listeners:
+                    listener(session_id, event)
+
+            self._live_fanout = (listeners, live)
+        return self._live_fanout[1]
+
+
+def _fan_out(listeners: list[EventListener]) -> EventListener:
+    """One listener that tells each of `listeners` in turn (each one's failure logged, as `notify` does)."""
+
+    async def listener(committed: Committed) -> None:
+        for each in listeners:
+            await notify(each, committed)
+
+    return listener
 
 
 def runtime_version() -> str:

@@ -8,43 +8,39 @@ await session.resume()                                  # after a crash: finish 
 ```
 
 A `Session` is a handle: every write is a compare-and-set on the record's version, so handles
-in different processes on one store see the same session. `send` and `respond` act on the
-record the handle last read or wrote, and read it again only when that turns out stale.
+in different processes on one store see the same session. Each call is one unit of work
+(`eve_py.harness._unit.TurnUnit`), which owns the record while the call runs; the handle keeps
+the record the last one left. `send` and `respond` start from that record, and read it again
+only when it turns out stale (`_fresh`).
 """
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import anyio
 
 from eve_py._json import JsonSchema, JsonValue
-from eve_py.errors import RequestExpiredError, SessionError, SessionStateError, UsageError
-from eve_py.harness._accept import accept
+from eve_py.errors import RequestExpiredError, SessionStateError, UsageError
 from eve_py.harness._conversation import ConversationCache
-from eve_py.harness._expire import Sweeper, commit_expiry
-from eve_py.harness._heartbeat import check_not_running, check_takeover
+from eve_py.harness._expire import Sweeper
+from eve_py.harness._heartbeat import check_takeover
 from eve_py.harness._inputs import as_response, check_turn_input, context_text, turn_input
 from eve_py.harness._links import AnswerLink, answer_link
-from eve_py.harness._loop import TurnDriver
 from eve_py.harness._turns import ActiveTurns
-from eve_py.parking._settle import dismissal
+from eve_py.harness._unit import Acknowledge, Stale, TurnUnit, UnitParts
 from eve_py.protocol import Event, new_event
 from eve_py.protocol.messages import Message
-from eve_py.protocol.payloads import ContextClearedData, DeliveryIgnoredData, SessionCompletedData, SessionWaitingData
+from eve_py.protocol.payloads import DeliveryIgnoredData
 from eve_py.protocol.requests import InputRequest, InputResponse
-from eve_py.protocol.turns import ClientTool, SessionStatus, TurnInput, TurnResult
-from eve_py.sessions._record import SessionRecord
-from eve_py.sessions._store import SessionStore
+from eve_py.protocol.turns import ClientTool, SessionStatus, TurnResult
+from eve_py.sessions import SessionRecord, SessionStore
 
 __all__ = ("Session",)
-
-_T = TypeVar("_T")
 
 
 class Session:
@@ -56,7 +52,7 @@ class Session:
         *,
         store: SessionStore,
         conversations: ConversationCache,
-        new_driver: Callable[[], TurnDriver],
+        parts: Callable[[], UnitParts],
         turns: ActiveTurns,
         sweeper: Sweeper | None = None,
     ) -> None:
@@ -66,16 +62,16 @@ class Session:
             record: The session as last read or written.
             store: Where the session lives.
             conversations: Recent sessions' conversations, shared by the runtime's handles.
-            new_driver: Makes the driver of one call (`send`, `respond`, ...), with a writer of its own.
+            parts: The runtime's agent, model, store and listeners, for each call's unit of work.
             turns: The turns running in this process (what `cancel` stops).
             sweeper: The runtime's expiry sweep: while it runs, a late answer leaves expiring to it.
         """
         self._record = record
-        self._store = store
-        self._conversations = conversations
-        self._new_driver = new_driver
+        self._parts = parts
         self._turns = turns
         self._sweeper = sweeper
+        self._store = store
+        self._conversations = conversations
 
     @property
     def id(self) -> str:
@@ -121,6 +117,7 @@ class Session:
         output_schema: JsonSchema | None = None,
         delivery_id: str | None = None,
         client_tools: Sequence[ClientTool] | None = None,
+        acknowledge: Acknowledge | None = None,
     ) -> TurnResult:
         """Start a turn with a user message and run it until it completes, parks or fails.
 
@@ -141,6 +138,8 @@ class Session:
             delivery_id: The id this message is known by (`meta.deliveryIds` of the turn's
                 events); a new `dlv_...` id when None.
             client_tools: Client-resolved tools offered for this turn only (AG-UI's frontend tools).
+            acknowledge: Called once the message is durable (the write that starts its turn), with
+                every event written so far, before the turn goes on (the server's `202`).
 
         Raises:
             InvalidMessageError: The message has no non-whitespace text, or the message, client
@@ -150,29 +149,13 @@ class Session:
             ModelConfigurationError: No model is configured.
             SessionConflictError: Another writer changed the session meanwhile.
         """
-        driver = self._new_driver()
-        sent = turn_input(message, client_context, output_schema, delivery_id, client_tools, driver.tools)
-        record = await self._on_record(driver, functools.partial(self._start, driver, sent))
-        return await self._finish(driver, record)
-
-    async def _start(self, driver: TurnDriver, sent: TurnInput, record: SessionRecord) -> SessionRecord:
-        """`send`'s first write on `record`: the turn started, or the open batch dismissed with the message queued."""
-        if record.status == "running":
-            check_not_running(record)
-            # The dead worker's turn is finished first, as resume() would; claiming it first means
-            # that of several workers taking over, only one runs anything.
-            await self._finish(driver, await driver.claim(record))
-            record = await self._store.load(self.id)
-            if record.status == "running":
-                raise SessionStateError(f"Session {self.id!r} is still running a turn.", status=record.status)
-        pending = record.pending
-        if record.status == "waiting" and pending is not None and record.turn is not None:
-            # One write dismisses the batch and queues the message; settling the batch and starting
-            # the new turn follow. A crash in between loses neither: resume() does both.
-            dismissed, event = dismissal(record.turn, pending, time.time())
-            return await driver.writer.commit(record.dismiss(sent, dismissed), [event], durable=False)
-        started = driver.start_turn(record, sent)
-        return await driver.writer.commit(started.record, started.events, messages=started.messages, durable=False)
+        sent = turn_input(message, client_context, output_schema, delivery_id, client_tools, self._parts().agent.tools)
+        unit = await self._held(acknowledge, at_turn=True)
+        outcome = await unit.start(sent)
+        if isinstance(outcome, Stale):
+            unit = await self._redo(unit, outcome, acknowledge, at_turn=True)
+            await unit.start(sent)
+        return await self._finish(unit)
 
     async def respond(
         self,
@@ -183,6 +166,7 @@ class Session:
         settle: bool = True,
         by: str = "local",
         delivery_id: str | None = None,
+        acknowledge: Acknowledge | None = None,
     ) -> TurnResult:
         """Answer open input requests of the parked batch, then continue the turn.
 
@@ -204,6 +188,8 @@ class Session:
             delivery_id: The id of the delivery these answers came as, recorded with their
                 `input.resolved` (eve 1.0's wire names it in `delivery.*` facts; the HTTP API passes
                 the one an `idempotencyKey` names). None: derived from the event's id.
+            acknowledge: Called once the answers are durable (their write), with its events, before
+                the turn goes on (the server's `202`).
 
         Raises:
             SessionNotWaitingError: The session has no open input request.
@@ -213,8 +199,9 @@ class Session:
                 NaN, Infinity or a lone UTF-16 surrogate (which could not be stored as given).
             InvalidMessageError: `client_context` or `output_schema` holds NaN, Infinity or a lone surrogate.
             SessionConflictError: Another `respond()` answered the batch first; nothing written.
-            RequestExpiredError: A request's deadline passed; it resolved as `expired`, and the
-                turn went on without it (see `expire`). Nothing of these answers was written.
+            RequestExpiredError: A request's deadline passed. Nothing was written: `expire()` ends
+                the due requests and goes on with the turn (a running expiry sweep, as a server's,
+                is told to do it at once).
             InputResponseError: No response, or `settle=False` with no request left open.
             UsageError: `by` is not a non-empty string.
         """
@@ -222,24 +209,29 @@ class Session:
             raise UsageError(f"respond(by=...) names who answers: a non-empty string, got {by!r}")
         checked = [as_response(r) for r in responses]
         check_turn_input({"clientContext": client_context, "outputSchema": output_schema})
-        driver, context = self._new_driver(), context_text(client_context)
-        accepted = functools.partial(
-            accept, driver, responses=checked, client_context=context, settle=settle, by=by, delivery_id=delivery_id
-        )
+        context = context_text(client_context)
+        unit = await self._held(acknowledge)
         try:
-            record, settled = await self._on_record(driver, functools.partial(accepted, output_schema=output_schema))
+            settled = await unit.accept(
+                checked, client_context=context, output_schema=output_schema, settle=settle, by=by,
+                delivery_id=delivery_id,
+            )  # fmt: skip
+            if isinstance(settled, Stale):
+                unit = await self._redo(unit, settled, acknowledge)
+                settled = await unit.accept(
+                    checked, client_context=context, output_schema=output_schema, settle=settle, by=by,
+                    delivery_id=delivery_id,
+                )  # fmt: skip
         except RequestExpiredError:
             if self._sweeper is not None and self._sweeper.running:
                 self._sweeper.poke()  # the sweep expires it within moments, as background work
-            else:
-                await self.expire()
             raise
         if not settled:
-            self._record = record
-            return driver.result(record, "waiting")
-        return await self._finish(driver, record)
+            self._record = unit.record
+            return unit.result("waiting")
+        return await self._finish(unit)
 
-    async def resume(self, *, force: bool = False) -> TurnResult:
+    async def resume(self, *, force: bool = False, acknowledge: Acknowledge | None = None) -> TurnResult:
         """Continue a turn whose worker stopped (crash, kill) from its last stored state.
 
         A session that is waiting or idle is returned as it is. Recorded answers are used as
@@ -251,25 +243,27 @@ class Session:
             force: Take over even though the lease has not expired (you know the worker is dead).
                 A lease written by another recovery (a worker that took the turn over itself) is
                 never forced: of several processes recovering at once, one runs the turn.
+            acknowledge: Called once the takeover is written (its first write), before the turn goes on.
 
         Raises:
             SessionStateError: Another worker holds the turn's lease (without `force`).
             SessionConflictError: Another worker took the turn over or wrote the session meanwhile;
                 nothing was run here.
         """
-        driver = self._new_driver()
-        record = await self._store.load(self.id)
+        unit = await self._fresh(acknowledge)
+        record = unit.record
         if record.status == "running":
             check_takeover(record, force=force)
-            return await self._finish(driver, await driver.claim(record))
+            await unit.claim()
+            return await self._finish(unit)
         self._record = record
         if record.status == "waiting":
-            return driver.result(record, "waiting")
+            return unit.result("waiting")
         turn = record.turn
         if turn is not None and turn.status == "failed":
-            return driver.result(record, "failed", turn.error)
-        conversation = await driver.writer.conversation(record)
-        return replace(driver.result(record, "completed"), message=conversation.last_assistant_text())
+            return unit.result("failed", turn.error)
+        conversation = await unit.conversation()
+        return replace(unit.result("completed"), message=conversation.last_assistant_text())
 
     async def cancel(self) -> bool:
         """Cancel this session's turn: a running one in this process, or a parked one.
@@ -286,11 +280,12 @@ class Session:
         Raises:
             SessionConflictError: Another writer changed the parked session meanwhile.
         """
-        record = await self._store.load(self.id)
+        unit = await self._fresh()
+        record = unit.record
         if record.status == "waiting" and record.pending is not None:
             # Parked as stored, though the turn's runner may not have returned yet (a client saw
             # `turn.waiting` first): stopping the runner would leave the question open.
-            self._record = await self._new_driver().cancel_parked(record)
+            self._record = await unit.cancel_parked()
             return True
         return self._turns.cancel(self.id)
 
@@ -312,11 +307,7 @@ class Session:
             raise SessionStateError(
                 f"Session {self.id!r} is running a turn; clear it once it settles.", status=record.status
             )
-        turn_id = record.turn.turn_id if record.turn is not None else f"turn_{record.next_sequence}"
-        sequence = record.turn.sequence if record.turn is not None else record.next_sequence
-        cleared = ContextClearedData(sequence=sequence, turn_id=turn_id, session_id=self.id)
-        events: list[Event] = [new_event(cleared), new_event(SessionWaitingData())]
-        self._record = await self._new_driver().writer.commit(record.clear(), events)
+        self._record = await self._unit(record=record).clear()
 
     async def ignore_delivery(
         self,
@@ -331,11 +322,10 @@ class Session:
         Raises:
             SessionConflictError: Another writer changed the session meanwhile (nothing recorded).
         """
-        record = await self._store.load(self.id)
         data = DeliveryIgnoredData(
             delivery_id=delivery_id, source=source, reason=reason, answers=list(answers) if answers else None
         )
-        self._record = await self._new_driver().writer.commit(record, [new_event(data)], durable=False)
+        self._record = await (await self._fresh()).append([new_event(data)])
 
     async def reset(self) -> bool:
         """Retire the session for good (eve's `reset`): `session.completed`; later sends are refused.
@@ -359,15 +349,18 @@ class Session:
         if record.status == "waiting":
             await self.cancel()
             record = await self._store.load(self.id)
-        self._record = await self._new_driver().writer.commit(record.end(), [new_event(SessionCompletedData())])
+        self._record = await self._unit(record=record).end()
         return True
 
-    async def expire(self) -> TurnResult | None:
+    async def expire(self, *, acknowledge: Acknowledge | None = None) -> TurnResult | None:
         """End the open requests whose deadline passed as `expired`, then go on with the turn.
 
         Each one's call gets one error result (`INPUT_EXPIRED`); with no request left open the turn
         goes on as after an answer. `Runtime.expiring` (a server) calls this on its own; without it,
-        `Runtime.get_session` and a late `respond` do (see `eve_py.harness._expire`).
+        `Runtime.get_session` does (see `eve_py.harness._expire`).
+
+        Args:
+            acknowledge: Called once the expiry is written, with its events, before the turn goes on.
 
         Returns:
             The turn's result, or None when no open request was due.
@@ -375,23 +368,22 @@ class Session:
         Raises:
             SessionConflictError: Another writer (an answer, another worker) wrote first.
         """
-        return await self._expire_from(await self._store.load(self.id))
+        return await self._expire_from(await self._store.load(self.id), acknowledge)
 
-    async def _expire_from(self, record: SessionRecord) -> TurnResult | None:
+    async def _expire_from(self, record: SessionRecord, acknowledge: Acknowledge | None = None) -> TurnResult | None:
         """`expire`, from `record` as just loaded (the sweeper's read: the session is read once).
 
         Raises:
             SessionConflictError: Another writer wrote since `record` was read.
         """
-        driver = self._new_driver()
-        expired = await commit_expiry(driver.writer, record, time.time())
-        if expired is None:
+        unit = self._unit(acknowledge, record=record)
+        settled = await unit.expire(time.time())
+        if settled is None:
             return None
-        record, settled = expired
         if not settled:
-            self._record = record
-            return driver.result(record, "waiting")
-        return await self._finish(driver, record)
+            self._record = unit.record
+            return unit.result("waiting")
+        return await self._finish(unit)
 
     async def answer_link(
         self, request_id: str, *, expires_after: float | timedelta | None = None, base_url: str | None = None
@@ -399,35 +391,54 @@ class Session:
         """A signed, one-shot link that answers the open request `request_id` (see `eve_py.harness._links`)."""
         return await answer_link(self, request_id, expires_after=expires_after, base_url=base_url)
 
-    async def _on_record(self, driver: TurnDriver, act: Callable[[SessionRecord], Awaitable[_T]]) -> _T:
-        """`act` (checks, then one write) on the record this handle holds (no store read), else as stored now.
+    def _unit(
+        self, acknowledge: Acknowledge | None = None, *, at_turn: bool = False, record: SessionRecord | None = None
+    ) -> TurnUnit:
+        """A unit of work on `record`, just read, or else on the record this handle holds (it may be stale)."""
+        held = record if record is not None else self._record
+        return TurnUnit(
+            self._parts(), held, fresh=record is not None, acknowledge=acknowledge, acknowledge_at_turn=at_turn
+        )
 
-        Stale, its write fails the compare-and-set or its checks the old state: then `act` runs on
-        the stored record. A running turn is always read first (its lease decides)."""
-        held = self._record
-        if held.status not in ("idle", "waiting"):
-            return await act((await self._store.load(self.id)).active())
-        try:
-            return await act(held)
-        except SessionError:  # what a stale record can cause (a store that fails raises otherwise)
-            if driver.writer.last is not None:  # it wrote: its error is the call's
-                raise
-            stored = await self._store.load(self.id)
-            if stored.version == held.version:  # it was current: its error stands
-                raise
-        return await act(stored.active())
+    async def _held(self, acknowledge: Acknowledge | None = None, *, at_turn: bool = False) -> TurnUnit:
+        """A unit of work on the record this handle holds (no store read); a running turn is always
+        read first (its lease decides)."""
+        if self._record.status in ("idle", "waiting"):
+            return self._unit(acknowledge, at_turn=at_turn)
+        return await self._fresh(acknowledge, at_turn=at_turn)
 
-    async def _finish(self, driver: TurnDriver, record: SessionRecord) -> TurnResult:
+    async def _fresh(self, acknowledge: Acknowledge | None = None, *, at_turn: bool = False) -> TurnUnit:
+        """A unit of work on the session as stored now: where a stale handle's call is redone."""
+        return self._unit(acknowledge, at_turn=at_turn, record=await self._store.load(self.id))
+
+    async def _redo(
+        self, unit: TurnUnit, stale: Stale, acknowledge: Acknowledge | None, *, at_turn: bool = False
+    ) -> TurnUnit:
+        """Where a call refused on the handle's record is settled: a unit on the stored record, to redo
+        the call on, when the session changed since; else the refusal stands.
+
+        Raises:
+            SessionError: `stale.error`, when the record the call was refused on is the stored one.
+        """
+        fresh = await self._fresh(acknowledge, at_turn=at_turn)
+        if fresh.record.version == unit.record.version:
+            self._record = fresh.record
+            raise stale.error
+        return fresh
+
+    async def _finish(self, unit: TurnUnit) -> TurnResult:
+        """Drive the unit's turn to where it stops (registered, so `cancel` can stop it); keep its record."""
         result: TurnResult | None = None
         with self._turns.run(self.id):
             try:
-                result = await driver.drive(record)
+                result = await unit.drive()
             finally:
-                if result is not None and driver.writer.last is not None:
-                    self._record = driver.writer.last  # what the turn's last write stored
-                else:
-                    with anyio.CancelScope(shield=True):
+                with anyio.CancelScope(shield=True):
+                    if result is None or not unit.wrote:
                         await self.refresh()
+                    else:
+                        self._record = unit.record  # what the turn's last write stored
+                    await unit.acknowledge()
         if result is None:  # cancelled through cancel()
-            return driver.result(self._record, "failed", "The turn was cancelled.")
+            return unit.result("failed", "The turn was cancelled.")
         return result

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from eve_py.protocol.messages import ToolCallPart
 from eve_py.protocol.requests import Display, InputOption, InputRequest, RequestKind, ToolCallAction
-from eve_py.resolvers._solver import Question
-from eve_py.tools._ask_question import ASK_QUESTION_TOOL_NAME
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.resolvers import Question
+from eve_py.tools import ASK_QUESTION_TOOL_NAME, ResolvedTool
 
 __all__ = ("APPROVAL_OPTIONS", "approval_request", "client_request", "elicitation_request")
 

@@ -21,7 +21,7 @@ from eve_py.protocol.messages import ToolCallPart, ToolResultPart
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.requests import InputRequest, deadline_iso
 from eve_py.protocol.turns import TurnState
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.tools import ResolvedTool
 
 __all__ = ("INPUT_EXPIRED", "expire_due", "expired_event", "expired_result", "with_deadlines")
 

@@ -3,14 +3,17 @@
 Pure functions. `triage` sorts a model step's calls: calls that cannot run get their error
 result at once, calls to client-resolved tools become input requests, and calls to executable
 tools wait for their approval policy, which the harness asks (a policy may be async); `decide`
-then parks such a call on an approval request or lets it run.
+then parks such a call on an approval request or lets it run, and `ran` adds what the calls that
+ran gave. Each returns a new, read-only `StepPlan`.
 `park_events` are what a step that parks adds to the log (`input.requested`, `turn.waiting`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 from eve_py._json import JsonValue
 from eve_py.authoring._approval import ApprovalDecision
@@ -23,97 +26,154 @@ from eve_py.protocol.payloads import InputRequestedData, TurnWaitingData
 from eve_py.protocol.pending import PendingStep, QuestionRef
 from eve_py.protocol.requests import InputRequest, ToolCallAction
 from eve_py.protocol.turns import TurnState
-from eve_py.resolvers._solver import Question
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.resolvers import Question
+from eve_py.tools import ResolvedTool
 
-__all__ = ("StepPlan", "decide", "elicitation_requests", "park_events", "triage")
+__all__ = ("StepPlan", "decide", "elicitation_requests", "park_events", "ran", "triage")
+
+_V = TypeVar("_V")
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class StepPlan:
-    """How a step's calls go: their results so far, the requests they park on, and what runs."""
+    """How a step's calls go: their results so far, the requests they park on, and what runs.
 
-    results: dict[str, ToolResultPart] = field(default_factory=dict)
-    """Results known without running anything (rejected calls), by call id."""
-    parked: dict[str, list[InputRequest]] = field(default_factory=dict)
+    Read-only: `triage`, `decide` and `ran` each return a new plan, and the harness carries the
+    last one out (`StepPlan.pending`) without changing it.
+    """
+
+    results: Mapping[str, ToolResultPart]
+    """Results known without running anything (rejected calls, denials), then the calls that ran, by call id."""
+    parked: Mapping[str, tuple[InputRequest, ...]]
     """The requests each parked call waits on, by call id."""
-    questions: dict[str, QuestionRef] = field(default_factory=dict)
+    questions: Mapping[str, QuestionRef]
     """For each `elicitation` request, by request id: the resolver question it asks."""
-    runnable: list[tuple[ToolCallPart, ResolvedTool]] = field(default_factory=list)
+    runnable: tuple[tuple[ToolCallPart, ResolvedTool], ...]
     """Calls whose executors run now, in call order."""
-    actions: list[ToolCallAction] = field(default_factory=list)
+    actions: tuple[ToolCallAction, ...]
     """The calls announced in `actions.requested` (every call to an executable tool)."""
-    reports: dict[str, int] = field(default_factory=dict)
+    reports: Mapping[str, int]
     """Progress reports and log entries each parked call made before it parked (`PendingStep.reports`)."""
-    denied: dict[str, JsonValue] = field(default_factory=dict)
+    denied: Mapping[str, JsonValue]
     """Calls their approval policy denied, by call id: the `action.result` output (their `results` say why)."""
+    undecided: tuple[tuple[ToolCallPart, ResolvedTool], ...] = ()
+    """Calls to executable tools whose approval policy the harness must ask (`decide` takes the answers)."""
 
     def pending(self, turn_id: str, step_index: int, assistant: AssistantMessage) -> PendingStep:
         """The step as it parks (or, with no requests, as it completes): its results and its batch."""
-        # Of models and ids built this step (the plan is not used after): not validated again.
+        # Of models and ids built this step: not validated again.
         return PendingStep.trusted(
             turn_id=turn_id,
             step_index=step_index,
             assistant=assistant,
-            results=self.results,
-            requests=[r for call in assistant.tool_calls for r in self.parked.get(call.tool_call_id, [])],
-            questions=self.questions,
-            reports=self.reports or None,
+            results=dict(self.results),
+            requests=[r for call in assistant.tool_calls for r in self.parked.get(call.tool_call_id, ())],
+            questions=dict(self.questions),
+            reports=dict(self.reports) or None,
         )
 
-    def ask(self, call: ToolCallPart, questions: list[Question]) -> None:
-        """Park `call` on its resolvers' `questions` (it ran and asked instead of finishing)."""
-        self.parked[call.tool_call_id] = elicitation_requests(call, questions, self.questions)
+
+def _frozen(mapping: Mapping[str, _V]) -> Mapping[str, _V]:
+    return MappingProxyType(dict(mapping))
 
 
-def triage(
-    assistant: AssistantMessage, tools: Mapping[str, ResolvedTool], unparsed: Mapping[str, str]
-) -> tuple[StepPlan, list[tuple[ToolCallPart, ResolvedTool]]]:
-    """First pass over a step's calls: the plan so far, and the calls whose approval policy must be asked.
+def triage(assistant: AssistantMessage, tools: Mapping[str, ResolvedTool], unparsed: Mapping[str, str]) -> StepPlan:
+    """First pass over a step's calls: the plan so far, its `undecided` calls waiting for their approval policy.
 
     Args:
         assistant: The model's response (its tool calls, in order).
         tools: The agent's tools by name.
         unparsed: Call ids whose argument text was not a JSON object, with the reason.
     """
-    plan = StepPlan()
+    results: dict[str, ToolResultPart] = {}
+    parked: dict[str, tuple[InputRequest, ...]] = {}
+    actions: list[ToolCallAction] = []
     undecided: list[tuple[ToolCallPart, ResolvedTool]] = []
     for call in assistant.tool_calls:
         call_id = call.tool_call_id
         tool = tools.get(call.tool_name)
         if call_id in unparsed:
-            plan.results[call_id] = error_result(
+            results[call_id] = error_result(
                 call,
                 f"The arguments for tool {call.tool_name!r} are not a valid JSON object ({unparsed[call_id]}). "
                 "Call it again with valid JSON arguments.",
             )
         elif tool is None:
             offered = ", ".join(sorted(tools))
-            plan.results[call_id] = error_result(call, f"Unknown tool {call.tool_name!r}. Available tools: {offered}.")
+            results[call_id] = error_result(call, f"Unknown tool {call.tool_name!r}. Available tools: {offered}.")
         elif (problem := input_problem(tool, call)) is not None:
-            plan.results[call_id] = error_result(call, problem)
+            results[call_id] = error_result(call, problem)
         elif tool.client_resolved:
-            plan.parked[call_id] = [client_request(call, tool)]
+            parked[call_id] = (client_request(call, tool),)
         else:
-            plan.actions.append(ToolCallAction.trusted(call_id=call_id, tool_name=call.tool_name, input=call.input))
+            actions.append(ToolCallAction.trusted(call_id=call_id, tool_name=call.tool_name, input=call.input))
             undecided.append((call, tool))
-    return plan, undecided
+    return StepPlan(
+        results=_frozen(results),
+        parked=_frozen(parked),
+        questions=_EMPTY,
+        runnable=(),
+        actions=tuple(actions),
+        reports=_EMPTY,
+        denied=_EMPTY,
+        undecided=tuple(undecided),
+    )
 
 
-def decide(plan: StepPlan, call: ToolCallPart, tool: ResolvedTool, decision: ApprovalDecision | Exception) -> None:
-    """Record an executable call's approval decision in `plan`: park it, run it, deny it, or fail it
-    (the policy raised)."""
-    if isinstance(decision, Exception):
-        message = f"The approval policy of {call.tool_name!r} failed: {decision}"
-        plan.results[call.tool_call_id] = error_result(call, message)
-    elif decision.outcome == "ask":
-        plan.parked[call.tool_call_id] = [approval_request(call, tool, remember=decision.remember)]
-    elif decision.outcome == "deny":
-        message = denied_output(decision.reason)
-        plan.results[call.tool_call_id] = error_result(call, message)
-        plan.denied[call.tool_call_id] = denial(message, {"policy": "approval", "status": "denied"})
-    else:
-        plan.runnable.append((call, tool))
+def decide(plan: StepPlan, decisions: Mapping[str, ApprovalDecision | Exception]) -> StepPlan:
+    """The plan once each `undecided` call's approval policy answered (`decisions`, by call id): each is
+    parked on an approval request, runs, is denied, or fails (the policy raised)."""
+    results, parked, denied = dict(plan.results), dict(plan.parked), dict(plan.denied)
+    runnable = list(plan.runnable)
+    for call, tool in plan.undecided:
+        decision = decisions[call.tool_call_id]
+        if isinstance(decision, Exception):
+            message = f"The approval policy of {call.tool_name!r} failed: {decision}"
+            results[call.tool_call_id] = error_result(call, message)
+        elif decision.outcome == "ask":
+            parked[call.tool_call_id] = (approval_request(call, tool, remember=decision.remember),)
+        elif decision.outcome == "deny":
+            message = denied_output(decision.reason)
+            results[call.tool_call_id] = error_result(call, message)
+            denied[call.tool_call_id] = denial(message, {"policy": "approval", "status": "denied"})
+        else:
+            runnable.append((call, tool))
+    return replace(
+        plan,
+        results=_frozen(results),
+        parked=_frozen(parked),
+        denied=_frozen(denied),
+        runnable=tuple(runnable),
+        undecided=(),
+    )
+
+
+def ran(
+    plan: StepPlan, outcomes: Mapping[str, ToolResultPart | list[Question]], reports: Mapping[str, int]
+) -> StepPlan:
+    """The plan once its `runnable` calls ran: each one's result, or the resolver questions it parks on.
+
+    Args:
+        plan: The decided plan.
+        outcomes: By call id, what each run gave.
+        reports: By call id, the reports each call that parked made before it did.
+    """
+    results, parked, questions = dict(plan.results), dict(plan.parked), dict(plan.questions)
+    for call, _ in plan.runnable:
+        outcome = outcomes[call.tool_call_id]
+        if isinstance(outcome, ToolResultPart):
+            results[call.tool_call_id] = outcome
+        else:
+            parked[call.tool_call_id] = tuple(elicitation_requests(call, outcome, questions))
+    return replace(
+        plan,
+        results=_frozen(results),
+        parked=_frozen(parked),
+        questions=_frozen(questions),
+        reports=_frozen({**plan.reports, **reports}),
+        runnable=(),
+    )
 
 
 def elicitation_requests(

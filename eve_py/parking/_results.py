@@ -14,7 +14,7 @@ from eve_py.protocol.messages import AssistantMessage, ToolCallPart, ToolMessage
 from eve_py.protocol.payloads import ActionResultData, ActionResultError, ActionResultStatus, ToolResultAction
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.turns import TurnState
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.tools import ResolvedTool
 
 __all__ = (
     "EDITED_NOTE",

@@ -17,8 +17,9 @@ turn's end by cancel: every parked call gets the cancelled result.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from eve_py._json import JsonObject
 from eve_py.parking import _resolutions as resolutions
@@ -39,23 +40,23 @@ CANCELLED_CALL_RESULT = "The turn was cancelled before this call finished."
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
-    """What a settled batch decides before anything runs."""
+    """What a settled batch decides before anything runs; read-only (the harness copies what it extends)."""
 
-    results: dict[str, ToolResultPart]
+    results: Mapping[str, ToolResultPart]
     """Every result known now, by call id: earlier ones, answers, denials."""
-    events: list[Event]
+    events: tuple[Event, ...]
     """`action.result` for each denial, in batch order."""
-    rerun: list[ToolCallPart]
+    rerun: tuple[ToolCallPart, ...]
     """Calls to run (again) now, in call order: approved ones and ones whose questions were answered."""
-    approved_calls: list[str]
+    approved_calls: tuple[str, ...]
     """Calls a person approved (their executors run as approved)."""
-    edited_inputs: dict[str, JsonObject]
+    edited_inputs: Mapping[str, JsonObject]
     """Inputs a person set when approving, by call id (the `rerun` calls carry them already)."""
-    approved_tools: list[str]
+    approved_tools: tuple[str, ...]
     """The tools whose `once()` approval the session remembers, after this batch's answers."""
-    recorded: dict[str, dict[str, RecordedOutcome]]
+    recorded: Mapping[str, Mapping[str, RecordedOutcome]]
     """Answers to resolver questions, by call id then resolver key."""
-    reports: dict[str, int]
+    reports: Mapping[str, int]
     """Progress reports and log entries each call made before it parked (`PendingStep.reports`)."""
 
 
@@ -118,19 +119,19 @@ def plan_settlement(
             events.append(action_result(turn, pending.step_index, call, output, "rejected", "TOOL_EXECUTION_DENIED"))
             results[call.tool_call_id] = error_result(call, message)
     return Settlement(
-        results=results,
-        events=events,
+        results=MappingProxyType(results),
+        events=tuple(events),
         # A call whose result was stored before a crash ran already: it is not run again.
-        rerun=[
+        rerun=tuple(
             _with_input(call, edited_inputs.get(call.tool_call_id))
             for call in pending.assistant.tool_calls
             if call.tool_call_id in rerun and call.tool_call_id not in results
-        ],
-        approved_calls=approved_calls,
-        edited_inputs=edited_inputs,
-        approved_tools=_remember(approved_tools, remembered),
-        recorded=recorded,
-        reports=dict(pending.reports or {}),
+        ),
+        approved_calls=tuple(approved_calls),
+        edited_inputs=MappingProxyType(edited_inputs),
+        approved_tools=tuple(_remember(approved_tools, remembered)),
+        recorded=MappingProxyType({call_id: MappingProxyType(entries) for call_id, entries in recorded.items()}),
+        reports=MappingProxyType(dict(pending.reports or {})),
     )
 
 

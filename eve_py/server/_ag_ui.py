@@ -234,7 +234,7 @@ class AgUi:
                 # Here, on another worker, or left by a stopped server (finished here once its
                 # lease expires): the run streams the rest of that turn, then sends its message.
                 return _Begun(record.event_count, own=False, blocked=True)
-            started = await self.api.runner.start(session, send, until_turn=True)
+            started = await self.api.runner.start(session, send)
             return _Begun(started.start_index)
         partial = bool(open_requests.keys() - {r.request_id for r in answers})
         answer = Answer(answers, _context(body), None, by, settle=send is not None or not partial)

@@ -35,8 +35,8 @@ from eve_py.protocol import messages as eve
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.requests import InputResponse
 from eve_py.protocol.turns import ClientTool
+from eve_py.tools import ResolvedTool
 from eve_py.tools._client import check_client_tools
-from eve_py.tools._resolved import ResolvedTool
 
 __all__ = ("RunMessages", "client_tools_of", "read_messages", "user_text")
 

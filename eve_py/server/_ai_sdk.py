@@ -122,7 +122,7 @@ class AiSdkChat:
         if plan.message is not None:
             message_id, text = plan.message
             work = Send([text], None, None, message_id)
-            return (await self.api.runner.start(session, work, until_turn=True)).start_index
+            return (await self.api.runner.start(session, work)).start_index
         if plan.answers:
             answer = Answer(plan.answers, None, None, by, settle=plan.settle)
             return (await self.api.runner.start(session, answer)).start_index

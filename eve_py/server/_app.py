@@ -56,7 +56,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from eve_py.harness._runtime import Runtime
+from eve_py.harness import Runtime
 from eve_py.server._ag_ui import AgUi
 from eve_py.server._ai_sdk import AiSdkChat
 from eve_py.server._approvals import Approvals
@@ -97,8 +97,8 @@ def create_app(
     lifespan), in which turns run; one app serves one lifespan.
 
     Args:
-        runtime: The runtime; the app installs its own `on_event` listener (calling any listener
-            the runtime had).
+        runtime: The runtime; the app adds its own listeners to it (`Runtime.add_listener`), after
+            the runtime's `on_event` and `on_live`.
         tokens: Accepted bearer tokens, one principal each; None reads `EVE_API_TOKEN`
             (comma-separated). Empty: no authentication, so listen on loopback only.
         owners: Where session ownership is kept; defaults to a table in the SQLite store's file,

@@ -35,7 +35,7 @@ from eve_py.protocol.requests import InputRequest, InputResponse
 from eve_py.server._bodies import json_errors, parse_body
 from eve_py.server._operations import Answer
 from eve_py.server._routes import Api
-from eve_py.sessions._record import SessionRecord
+from eve_py.sessions import SessionRecord
 
 __all__ = ("Approvals", "ApprovalsBody")
 

@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 import anyio
 
 from eve_py.protocol import DeliveryIgnored, Event, InputApproved, InputResolved
-from eve_py.sessions._store import SessionStore
+from eve_py.sessions import SessionStore
 
 __all__ = ("CLAIM_S", "IdempotencyKeys", "KeyUse", "delivered_in", "delivery_id_for_key")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from eve_py.agent import Agent
 from eve_py.authoring._approval import asks_never
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.tools import ResolvedTool
 
 __all__ = ("AGENT_INFO_VERSION", "ROUTES", "agent_info", "health")
 

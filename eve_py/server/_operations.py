@@ -1,12 +1,13 @@
 """The named operations a route runs on a session in the background: `Send`, `Answer` and `Resume`.
 
 A route builds one from the request's body and hands it to `TurnRunner` (`eve_py.server._turns`),
-which runs it as a task; its `name` is what the server's log calls the work. Each calls one
+which runs it as a task and passes the `acknowledge` callback the session calls once the work's
+effect is durable; its `name` is what the server's log calls the work. Each calls one
 `Session` method, which commits through the session store:
 
 - `Send`: `Session.send` starts a turn (dismissing an open batch first).
-- `Answer`: `Session.respond`, where answers are accepted (`eve_py.harness._accept`) and the
-  batch settles once every approval is in (`eve_py.harness._settle`).
+- `Answer`: `Session.respond`, where answers are accepted (`TurnUnit.accept`, checked by
+  `eve_py.harness._accept`) and the batch settles once every approval is in (`TurnUnit.settle`).
 - `AnswerThenSend`: `Session.respond`, then `Session.send` once that turn stops (an AG-UI run
   that answers client tools and sends a new message).
 - `Resume`: `Session.resume`, finishing a turn whose worker stopped.
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 from typing import ClassVar, TypeAlias
 
 from eve_py._json import JsonObject
-from eve_py.harness._session import Session
+from eve_py.harness import Session
+from eve_py.harness._unit import Acknowledge
 from eve_py.protocol.requests import InputResponse
 from eve_py.protocol.turns import ClientTool, TurnResult
 from eve_py.server._bodies import ClientContext
@@ -42,7 +44,7 @@ class Send:
     client_tools: list[ClientTool] | None = None
     """Client-resolved tools offered for this turn only (AG-UI's frontend tools)."""
 
-    async def __call__(self, session: Session) -> TurnResult:
+    async def __call__(self, session: Session, acknowledge: Acknowledge | None = None) -> TurnResult:
         """Send the message (see `Session.send`)."""
         return await session.send(
             self.parts,
@@ -50,6 +52,7 @@ class Send:
             output_schema=self.output_schema,
             delivery_id=self.delivery_id,
             client_tools=self.client_tools,
+            acknowledge=acknowledge,
         )
 
 
@@ -68,7 +71,7 @@ class Answer:
     delivery_id: str | None = None
     """The delivery the answers came as, when the request named one (an `idempotencyKey`)."""
 
-    async def __call__(self, session: Session) -> TurnResult:
+    async def __call__(self, session: Session, acknowledge: Acknowledge | None = None) -> TurnResult:
         """Answer the open requests (see `Session.respond`)."""
         return await session.respond(
             self.responses,
@@ -77,6 +80,7 @@ class Answer:
             settle=self.settle,
             by=self.by,
             delivery_id=self.delivery_id,
+            acknowledge=acknowledge,
         )
 
 
@@ -88,9 +92,9 @@ class AnswerThenSend:
     answer: Answer
     send: Send
 
-    async def __call__(self, session: Session) -> TurnResult:
+    async def __call__(self, session: Session, acknowledge: Acknowledge | None = None) -> TurnResult:
         """Answer (see `Session.respond`), then send (see `Session.send`; a batch parked again is dismissed)."""
-        await self.answer(session)
+        await self.answer(session, acknowledge)
         return await self.send(session)
 
 
@@ -100,9 +104,9 @@ class Resume:
 
     name: ClassVar[str] = "resume"
 
-    async def __call__(self, session: Session) -> TurnResult:
+    async def __call__(self, session: Session, acknowledge: Acknowledge | None = None) -> TurnResult:
         """Finish the turn (see `Session.resume`)."""
-        return await session.resume()
+        return await session.resume(acknowledge=acknowledge)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +115,9 @@ class Expire:
 
     name: ClassVar[str] = "expire"
 
-    async def __call__(self, session: Session) -> TurnResult | None:
+    async def __call__(self, session: Session, acknowledge: Acknowledge | None = None) -> TurnResult | None:
         """Expire the due requests and go on with the turn (see `Session.expire`)."""
-        return await session.expire()
+        return await session.expire(acknowledge=acknowledge)
 
 
 Operation: TypeAlias = Send | Answer | AnswerThenSend | Resume | Expire

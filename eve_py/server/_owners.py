@@ -25,9 +25,7 @@ import anyio.to_thread
 from eve_py._lru import Recent
 from eve_py.errors import SessionConflictError, UsageError
 from eve_py.protocol import now_iso
-from eve_py.sessions._memory import MemorySessionStore
-from eve_py.sessions._sqlite import SQLiteSessionStore
-from eve_py.sessions._store import SessionStore
+from eve_py.sessions import MemorySessionStore, SessionStore, SQLiteSessionStore
 
 __all__ = ("MemoryOwners", "OwnerStore", "SQLiteOwners", "owners_for")
 

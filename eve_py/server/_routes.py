@@ -36,8 +36,7 @@ from eve_py.errors import (
     SessionNotWaitingError,
     SessionStateError,
 )
-from eve_py.harness._runtime import Runtime
-from eve_py.harness._session import Session
+from eve_py.harness import Runtime, Session
 from eve_py.parking._answers import text_answer
 from eve_py.protocol import Event, InputRequested, InputResolved, InputResponse, TurnStarted, new_id
 from eve_py.server._auth import Authenticator
@@ -69,8 +68,8 @@ from eve_py.server._stream import (
     stream_headers,
 )
 from eve_py.server._turns import TurnRunner
+from eve_py.sessions import SessionRecord
 from eve_py.sessions._feed import SessionFeed
-from eve_py.sessions._record import SessionRecord
 
 __all__ = ("LEGACY_PREFIX", "Api", "wire_of")
 
@@ -220,7 +219,7 @@ class Api:
         """
         if isinstance(session, str):
             session = await self.runtime.get_session(session)
-        started = await self.runner.start(session, work, until_turn=delivery_id is not None)
+        started = await self.runner.start(session, work)
         payload: dict[str, Any] = {"ok": True, "sessionId": session.id, "status": "accepted"}
         if delivery_id is not None:
             payload["deliveryId"] = delivery_id
@@ -294,10 +293,9 @@ class Api:
         session_id = new_id("ses")
         await self.owners.claim(session_id, principal)
         parts = body.message_parts()
-        with self.runner.attribute(session_id):
-            # With a first message, the turn's first write is durable and acknowledged before the
-            # `202`: it syncs the session's write too (a store keeps writes in order).
-            session = await self.runtime.create_session(session_id, durable=parts is None)
+        # With a first message, the turn's first write is durable and acknowledged before the
+        # `202`: it syncs the session's write too (a store keeps writes in order).
+        session = await self.runtime.create_session(session_id, durable=parts is None)
         payload: dict[str, Any] = {"ok": True, "sessionId": session.id, "status": "accepted"}
         if parts is not None:
             delivery_id = new_id("dlv")
@@ -479,8 +477,7 @@ class Api:
             return JSONResponse({"ok": True, "status": "no_active_session"})
         if self.runner.busy(session_id):
             raise SessionStateError("A turn is running; clear the session once it settles.", status="running")
-        with self.runner.attribute(session_id):
-            await session.clear()
+        await session.clear()
         if wire_of(request) == 27:
             return _receipt(session_id, await self._effect(session))
         return JSONResponse({"ok": True, "sessionId": session_id, "status": "accepted"}, status_code=202)
@@ -504,11 +501,10 @@ class Api:
                 "A turn was running; it is being cancelled, end the session again.", status="running"
             )
         session = await self.runtime.get_session(session_id)
-        with self.runner.attribute(session_id):
-            if not await session.reset():
-                if v27:
-                    raise _not_active(f"Session {session_id!r} has ended.")
-                return JSONResponse({"ok": True, "status": "no_active_session"})
+        if not await session.reset():
+            if v27:
+                raise _not_active(f"Session {session_id!r} has ended.")
+            return JSONResponse({"ok": True, "status": "no_active_session"})
         if v27:
             return _receipt(session_id, await self._effect(session))
         return JSONResponse({"ok": True, "previousSessionId": session_id, "status": "reset"})

@@ -80,8 +80,7 @@ async def create_thread(api: Api, thread_id: str, principal: str) -> Session:
         SessionConflictError: Another request created it meanwhile.
     """
     await api.owners.claim(thread_id, principal)
-    with api.runner.attribute(thread_id):
-        return await api.runtime.create_session(thread_id)
+    return await api.runtime.create_session(thread_id)
 
 
 async def follow_run(

@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 from eve_py.protocol import Event, encode_event
 from eve_py.server._bodies import bad_request
 from eve_py.server._hub import Subscriber
-from eve_py.sessions._store import SessionStore
+from eve_py.sessions import SessionStore
 
 __all__ = (
     "NDJSON",

@@ -7,33 +7,28 @@ a rejected answer), and the work goes on without it, once the caller had its tur
 A slow model in one session never blocks another session, and the HTTP response does not wait
 for the model.
 
-The runner installs itself as the runtime's `on_event` listener: each committed write (its
-session, where its events landed in the log, the events) is handed to the `Hub`, which wakes
-that session's stream readers; and as its `on_live` listener: a running tool's reports go to
-the hub's live readers as they happen. A context variable set by the task that runs a request's work
-tells which request a write answers, so the request learns its first events.
+The runner adds itself to the runtime's listeners (`Runtime.add_listener`): each committed write
+(its session, where its events landed in the log, the events) is handed to the `Hub`, which wakes
+that session's stream readers, and a running tool's reports go to the hub's live readers as they
+happen. The request learns that its work is durable through the `acknowledge` callback its
+operation hands the session (`Session.send(acknowledge=...)`): the harness calls it once, right
+after the write that makes the work's effect durable, with the events written so far.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup, TaskStatus
 
 from eve_py.errors import ApiError, SessionConflictError, SessionStateError
-from eve_py.harness._commit import Committed, EventListener
-from eve_py.harness._park import LiveListener
-from eve_py.harness._runtime import Runtime
-from eve_py.harness._session import Session
-from eve_py.protocol import Event, TurnStarted
+from eve_py.harness import Committed, Runtime, Session
+from eve_py.protocol import Event
 from eve_py.server._hub import Hub
 from eve_py.server._operations import Expire, Operation
 
@@ -51,50 +46,43 @@ class Started:
     """None when the work committed nothing."""
 
 
-@dataclass
-class _Work:
-    """The task running one request's work; `report` tells the request it was accepted."""
+class _Acknowledgement:
+    """Tells the request its work is durable (`Session`'s `acknowledge`), once."""
 
-    session_id: str
-    task_status: TaskStatus[Started] | None = None
-    until_turn: bool = False
-    """Report once the work committed a `turn.started` (a message whose turn starts after its
-    first commit, which dismisses a parked batch), not at its first commit."""
-    events: list[Event] = field(default_factory=list)
-    first_index: int | None = None
+    __slots__ = ("task_status",)
 
-    def report(self, committed: Committed | None) -> None:
-        if self.task_status is None:
-            return
-        if committed is not None:
-            if self.first_index is None:
-                self.first_index = committed.first_index
-            self.events += committed.events
-            if self.until_turn and not any(isinstance(e, TurnStarted) for e in committed.events):
-                return
+    def __init__(self, task_status: TaskStatus[Started] | None) -> None:
+        self.task_status = task_status
+
+    @property
+    def pending(self) -> bool:
+        """The request still waits (nothing durable yet)."""
+        return self.task_status is not None
+
+    async def __call__(self, committed: Committed) -> None:
+        self.report(Started(list(committed.events), committed.first_index))
+        # The request has its answer: let it go out before the turn goes on (a `202` needs only
+        # this write; the turn's next step would otherwise run first, up to its next wait).
+        await anyio.lowlevel.cancel_shielded_checkpoint()
+
+    def report(self, started: Started) -> None:
         status, self.task_status = self.task_status, None
-        status.started(Started(self.events, self.first_index))
-
-
-_current: ContextVar[_Work | None] = ContextVar("eve_py_server_work", default=None)
+        if status is not None:
+            status.started(started)
 
 
 class TurnRunner:
     """Runs session work in the background and routes the runtime's events to the hub.
 
     Args:
-        runtime: The runtime; its `on_event` and `on_live` are replaced by the runner's listeners,
-            which call the listeners it had before.
+        runtime: The runtime; the runner adds its listeners to it (`Runtime.add_listener`).
         hub: Where stream readers wait.
     """
 
     def __init__(self, runtime: Runtime, hub: Hub) -> None:
         self.runtime = runtime
         self.hub = hub
-        self._previous: EventListener | None = runtime.on_event
-        runtime.on_event = self._listen
-        self._previous_live: LiveListener | None = runtime.on_live
-        runtime.on_live = self._live
+        runtime.add_listener(self._listen, self.hub.live)
         self._busy: dict[str, int] = {}
         self._since: dict[str, int] = {}
         """By busy session: the log index of the first commit its work here made (see `written_from`)."""
@@ -141,22 +129,14 @@ class TurnRunner:
                     group.cancel_scope.cancel()
                     self.hub.wake_all()
 
-    @contextmanager
-    def attribute(self, session_id: str) -> Iterator[None]:
-        """Route events committed inside this block (in this task) to `session_id`'s readers."""
-        token = _current.set(_Work(session_id))
-        try:
-            yield
-        finally:
-            _current.reset(token)
+    async def start(self, session: Session, work: Operation) -> Started:
+        """Run `work` on the session in the background; return once its effect is durable.
 
-    async def start(self, session: Session, work: Operation, *, until_turn: bool = False) -> Started:
-        """Run `work` on the session in the background; return once it committed its first batch.
-
-        With `until_turn`, return once it committed the `turn.started` of a turn (or ended).
+        That is the write `acknowledge` names (an answer's, a message's `turn.started`, the first
+        of anything else), or the work's end.
 
         Returns:
-            The first committed batch and its index in the log (none if the work committed nothing).
+            The events written up to then and the log index of the first (none if nothing was written).
 
         Raises:
             EveError: Whatever the work raised before its first commit (nothing was written).
@@ -167,7 +147,7 @@ class TurnRunner:
             raise ApiError(
                 "The server is not accepting work (it is starting or shutting down).", status=503, code="unavailable"
             )
-        started: Started = await group.start(functools.partial(self._run, until_turn=until_turn), session, work)
+        started: Started = await group.start(self._run, session, work)
         return started
 
     async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
@@ -210,38 +190,28 @@ class TurnRunner:
         self._busy[session_id] = self._busy.get(session_id, 0) + 1
         self._running += 1
 
-    async def _run(
-        self, session: Session, work: Operation, *, until_turn: bool, task_status: TaskStatus[Started]
-    ) -> None:
+    async def _run(self, session: Session, work: Operation, *, task_status: TaskStatus[Started]) -> None:
         self._enter(session.id)
-        await self._work(session, work, task_status, until_turn=until_turn)
+        await self._work(session, work, task_status)
 
-    async def _work(
-        self,
-        session: Session,
-        work: Operation,
-        task_status: TaskStatus[Started] | None,
-        *,
-        until_turn: bool = False,
-    ) -> None:
+    async def _work(self, session: Session, work: Operation, task_status: TaskStatus[Started] | None) -> None:
         session_id = session.id
-        current = _Work(session_id, task_status, until_turn)
-        _current.set(current)  # this task's own context
+        # The session acknowledges whatever it wrote, at the latest when the work ends: a request
+        # still waiting after an error was not acknowledged because nothing was written.
+        acknowledgement = _Acknowledgement(task_status)
         try:
-            await work(session)
-        except (SessionConflictError, SessionStateError):
-            if current.task_status is not None and not current.events:
-                raise
-            current.report(None)
-            # Background recovery that another worker won: expected, nothing to fix.
-            _log.info("session %s is being run by another worker", session_id)
-        except Exception:
-            if current.task_status is not None and not current.events:
-                raise  # nothing was written: the request gets the error
-            current.report(None)  # accepted: what it wrote stands
-            _log.exception("the %s of session %s failed after it was accepted", work.name, session_id)
-        else:
-            current.report(None)
+            try:
+                await work(session, acknowledgement)
+            except (SessionConflictError, SessionStateError):
+                if acknowledgement.pending:
+                    raise
+                # Background recovery that another worker won: expected, nothing to fix.
+                _log.info("session %s is being run by another worker", session_id)
+            except Exception:
+                if acknowledgement.pending:
+                    raise  # nothing was written: the request gets the error
+                _log.exception("the %s of session %s failed after it was accepted", work.name, session_id)
+            acknowledgement.report(Started([], None))  # it wrote nothing, and refused nothing
         finally:
             count = self._busy[session_id] - 1
             if count:
@@ -255,24 +225,7 @@ class TurnRunner:
                 self._drained = anyio.Event()
             self.hub.settled(session_id)
 
-    def _live(self, session_id: str, event: Event) -> None:
-        self.hub.live(session_id, event)
-        if self._previous_live is not None:
-            self._previous_live(session_id, event)
-
-    async def _listen(self, committed: Committed) -> None:
+    def _listen(self, committed: Committed) -> None:
         if committed.session_id in self._busy:
             self._since.setdefault(committed.session_id, committed.first_index)
         self.hub.publish(committed.session_id, committed.events, committed.first_index)
-        current = _current.get()
-        if current is not None and current.session_id == committed.session_id:
-            waiting = current.task_status is not None
-            current.report(committed)
-            if waiting and current.task_status is None:
-                # The request has its answer: let it go out before the turn goes on (a `202` needs
-                # only this commit; the turn's next step would otherwise run first, up to its next wait).
-                await anyio.lowlevel.cancel_shielded_checkpoint()
-        if self._previous is not None:
-            outcome = self._previous(committed)
-            if inspect.isawaitable(outcome):
-                await outcome

@@ -16,8 +16,10 @@ session's status and the parked step's phase are derived from it:
 | `running` | settling | `running` | every required answer is in: results are being computed |
 
 and `ended` (after `reset`) overrides all of them. Every change is one of the named transitions
-below (`start_turn`, `park`, `answer`, `settle`, `complete`, `fail`, ...): each returns a new
-frozen record and none writes anything, so the harness decides when to commit.
+below (`start_turn`, `park`, `answer`, `settle`, `complete`, `fail`, ...): each checks the state
+it starts from, raising `SessionStateError` (or `SessionEndedError`) from any other, and returns
+a new frozen record; none writes anything, so a refused transition is refused before any write,
+and the harness (`TurnUnit`) decides when to commit.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Literal
 from pydantic import Field
 
 from eve_py._camel import CamelModel
-from eve_py.errors import SessionEndedError
+from eve_py.errors import SessionEndedError, SessionStateError
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.turns import SessionStatus, TurnInput, TurnState, TurnStatus
 
@@ -130,10 +132,32 @@ class SessionRecord(CamelModel):
         """Whether a worker holds the running turn now (its lease has not expired)."""
         return self.lease is not None and self.lease.expires_at > time.time()
 
-    # Transitions: each returns the next record; none writes.
+    # Transitions: each checks where it starts from and returns the next record; none writes.
+
+    def _require(self, transition: str, *allowed: SessionStatus, settling: bool | None = None) -> None:
+        """Refuse `transition` unless the session's status is one of `allowed` (and its batch is, or is
+        not, `settling`).
+
+        Raises:
+            SessionEndedError: The session was reset.
+            SessionStateError: Its status (or the batch's phase) is another.
+        """
+        status = self.status
+        if status == "ended" and "ended" not in allowed:
+            raise SessionEndedError(f"Session {self.id!r} was reset; start a new session.", status="ended")
+        if status not in allowed or (settling is not None and self.settling != settling):
+            phase = " (its batch settling)" if self.settling else ""
+            raise SessionStateError(
+                f"Session {self.id!r} cannot {transition}: it is {status}{phase}, "
+                f"and {transition} starts from {' or '.join(allowed)}.",
+                status=status,
+            )
 
     def start_turn(self, turn: TurnState) -> SessionRecord:
-        """idle (or settled) → running: `turn` starts; a queued message is consumed."""
+        """idle (or running, a queued message with its batch settled) → running: `turn` starts;
+        a queued message is consumed."""
+        if self.status != "idle" and (self.queued is None or self.pending is not None):
+            self._require("start a turn", "idle")
         return self.model_copy(update={"turn": turn.with_status("running"), "queued": None})
 
     def with_turn(self, turn: TurnState) -> SessionRecord:
@@ -142,19 +166,23 @@ class SessionRecord(CamelModel):
 
     def park(self, pending: PendingStep, turn: TurnState | None = None) -> SessionRecord:
         """running → waiting: `pending`'s batch is open (`turn`: the current turn as the step left it)."""
+        self._require("park a step", "running")
         return self.model_copy(update={"pending": pending, "turn": self._turn(turn).with_status("waiting")})
 
     def answer(self, pending: PendingStep, *, settled: bool) -> SessionRecord:
         """waiting → waiting (more answers awaited) or → running (settled: results are computed next)."""
+        self._require("accept answers", "waiting")
         turn = self._turn()
         return self.model_copy(update={"pending": pending, "turn": turn.with_status("running") if settled else turn})
 
     def dismiss(self, sent: TurnInput, pending: PendingStep) -> SessionRecord:
         """waiting → running: the open batch (`pending`) settles unanswered, then `sent` starts the next turn."""
+        self._require("dismiss its batch", "waiting")
         return self.model_copy(update={"pending": pending, "turn": self._turn().with_status("running"), "queued": sent})
 
     def checkpoint(self, pending: PendingStep, approved_tools: list[str]) -> SessionRecord:
         """Settling: results computed so far are kept (an approved executor's result before anything else)."""
+        self._require("keep a settling batch's results", "running", settling=True)
         return self.model_copy(update={"pending": pending, "approved_tools": approved_tools})
 
     def settle(self, approved_tools: list[str], *, answered: bool) -> SessionRecord:
@@ -162,6 +190,7 @@ class SessionRecord(CamelModel):
 
         `answered`: a person answered the batch, so the model gets a fresh step budget.
         """
+        self._require("settle its batch", "running", settling=True)
         turn = self._turn()
         if answered:
             turn = turn.model_copy(update={"steps_since_input": 0})
@@ -169,24 +198,29 @@ class SessionRecord(CamelModel):
 
     def complete(self, turn: TurnState | None = None) -> SessionRecord:
         """running → idle: the model answered (`turn`: the current turn as the step left it)."""
+        self._require("complete a turn", "running", settling=False)
         return self.model_copy(update={"turn": self._turn(turn).with_status("completed")})
 
     def fail(self, message: str) -> SessionRecord:
         """running → idle: the turn failed with `message`."""
+        self._require("fail a turn", "running")
         return self.model_copy(update={"turn": self._turn().with_status("failed", message)})
 
     def cancel(self) -> SessionRecord:
         """running or waiting → idle: the turn was cancelled; its parked step and a queued message are dropped."""
+        self._require("cancel a turn", "running", "waiting")
         return self.model_copy(
             update={"pending": None, "queued": None, "turn": self._turn().with_status("failed", CANCELLED)}
         )
 
     def clear(self) -> SessionRecord:
-        """The conversation so far is left out of what the model is sent from now on."""
+        """idle → idle: the conversation so far is left out of what the model is sent from now on."""
+        self._require("clear its history", "idle")
         return self.model_copy(update={"history_start": self.message_count})
 
     def end(self) -> SessionRecord:
-        """→ ended: the session takes no more messages."""
+        """idle → ended: the session takes no more messages."""
+        self._require("end", "idle")
         return self.model_copy(update={"ended": True, "queued": None})
 
     def leased(self, lease: Lease | None, updated_at: str) -> SessionRecord:

@@ -18,7 +18,7 @@ import anyio.lowlevel
 
 from eve_py._json import JsonObject, JsonSchema, JsonValue
 from eve_py.errors import ModelError
-from eve_py.models._base import ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ModelUsage
+from eve_py.models import ModelDelta, ModelRequest, ModelResponse, ModelToolCall, ModelUsage
 from eve_py.protocol.content import ContentBlock, content_from_json
 from eve_py.protocol.messages import AssistantMessage, Message, ToolMessage, UserMessage
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from eve_py._context import ApprovalContext
 from eve_py._json import JsonSchema, JsonValue
+from eve_py.authoring import ToolDefinition
 from eve_py.authoring._approval import ApprovalDecision, ApprovalPolicy, asks_never, decide_approval
-from eve_py.authoring._definition import ToolDefinition
 from eve_py.authoring._signature import ExecutorPlan, plan_executor
 from eve_py.errors import ToolDefinitionError, ToolResolutionError
-from eve_py.models._base import ToolSpec
+from eve_py.models import ToolSpec
 
 __all__ = ("ResolvedTool", "field_problems", "resolve_tool", "tool_name_from_path")
 

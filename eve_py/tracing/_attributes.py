@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from eve_py.models._base import Model, ModelResponse
+from eve_py.models import Model, ModelResponse
 from eve_py.parking._resolutions import answered
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.turns import TurnResult

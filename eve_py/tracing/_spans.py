@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from eve_py.models._base import Model, ModelRequest, ModelResponse
+from eve_py.models import Model, ModelRequest, ModelResponse
 from eve_py.protocol.pending import PendingStep
 from eve_py.protocol.turns import TurnResult
-from eve_py.sessions._record import SessionRecord
+from eve_py.sessions import SessionRecord
 from eve_py.tracing import _attributes as a
 from eve_py.tracing._otel import tracer
 

@@ -113,19 +113,22 @@ async def test_an_approval_nobody_answered_expires_when_the_session_is_next_open
     assert (await opened.refresh()).record.turn is not None
 
 
-async def test_an_answer_after_the_deadline_is_refused_and_the_turn_goes_on_without_it(
+async def test_an_answer_after_the_deadline_is_refused_before_any_write_and_expire_goes_on_without_it(
     store: SessionStore, clock: Clock
 ) -> None:
     ran: list[dict[str, Any]] = []
     _, session = await parked(store, "refund it", ran)
     [request] = session.input_requests
     clock.set(60.5)
+    before = (await session.refresh()).record
 
     with pytest.raises(RequestExpiredError, match="expired") as caught:
         await session.respond([{"requestId": request.request_id, "optionId": "approve"}])
 
     assert caught.value.request_id == request.request_id and ran == []
-    await session.refresh()
+    after = (await session.refresh()).record
+    assert (after.version, after.event_count, after.status) == (before.version, before.event_count, "waiting")
+    assert await session.expire() is not None
     assert session.status == "idle"
     resolutions = [r for e in await session.events() if isinstance(e, InputResolved) for r in e.data.resolutions]
     assert [r.outcome for r in resolutions] == ["expired"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Literal
 
 from eve_py._json import JsonObject, JsonValue
-from eve_py.harness._session import Session
+from eve_py.harness import Session
 
 __all__ = ("InvocationStatus", "invocation")
 

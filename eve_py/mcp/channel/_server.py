@@ -31,8 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from eve_py._camel import describe_validation_error
 from eve_py._json import JsonObject
 from eve_py.errors import RequestAlreadyAnsweredError, SessionError, SessionNotFoundError, SessionNotWaitingError
-from eve_py.harness._runtime import Runtime
-from eve_py.harness._session import Session
+from eve_py.harness import Runtime, Session
 from eve_py.mcp.channel._invocations import invocation
 from eve_py.mcp.serve._server import tools_server
 

@@ -20,7 +20,7 @@ from eve_py.errors import ToolResolutionError
 from eve_py.mcp.connect._definition import McpServerDefinition, open_client
 from eve_py.mcp.connect._remote import remote_plan
 from eve_py.mcp.connect._sessions import ServerSession
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.tools import ResolvedTool
 
 __all__ = ("connection_files", "connection_tools")
 

@@ -33,7 +33,7 @@ from eve_py.errors import EveError, ToolError
 from eve_py.mcp.connect._definition import McpServerDefinition
 from eve_py.mcp.connect._sessions import CallHandlers, ServerSession, in_call_task
 from eve_py.protocol.pending import RecordedOutcome
-from eve_py.resolvers._solver import Question, question_digest
+from eve_py.resolvers import Question, question_digest
 
 __all__ = ("RemoteToolPlan", "remote_plan", "result_value", "roots_result")
 

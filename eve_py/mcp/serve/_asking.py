@@ -26,7 +26,7 @@ from eve_py._context import ClientFeature, ClientInputPending, LogLevel, Root, T
 from eve_py._json import JsonValue, canonical_dumps
 from eve_py.errors import ToolError
 from eve_py.protocol.pending import RecordedOutcome
-from eve_py.resolvers._solver import Question
+from eve_py.resolvers import Question
 
 __all__ = (
     "ROOTS_PREFIX",

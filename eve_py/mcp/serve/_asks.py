@@ -17,9 +17,8 @@ from eve_py._json import JsonObject, JsonSchema, JsonValue, canonical_dumps
 from eve_py.errors import ToolError
 from eve_py.parking._answers import schema_validator
 from eve_py.protocol.pending import RecordedOutcome
-from eve_py.resolvers._solver import Question, question_digest
-from eve_py.tools._ask_question import ASK_QUESTION_TOOL_NAME
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.resolvers import Question, question_digest
+from eve_py.tools import ASK_QUESTION_TOOL_NAME, ResolvedTool
 
 __all__ = (
     "APPROVAL_KEY",

@@ -31,20 +31,20 @@ import pydantic
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
-from eve_py._context import ApprovalContext, ClientInputPending, ToolChannel, ToolContext
-from eve_py._json import JsonObject, JsonValue, to_json_value
+from eve_py._context import ClientInputPending, ToolChannel, ToolContext
+from eve_py._json import JsonObject
 from eve_py.authoring._signature import NeedsInput
 from eve_py.errors import ToolError
+from eve_py.harness import approval_context, shape_output
 from eve_py.mcp.serve._asks import approval_granted, approval_question, client_result, result_question
 from eve_py.mcp.serve._drive import CallSite, legacy_call, modern_round
 from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._results import content_result, crash_result, error_result, output_result
 from eve_py.mcp.serve._rounds import refuse_not_json
 from eve_py.parking._answers import DENIED_MESSAGE, denied_output, schema_validator
-from eve_py.protocol.content import content_blocks
 from eve_py.protocol.pending import RecordedOutcome
-from eve_py.resolvers._solver import Question
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.resolvers import Question
+from eve_py.tools import ResolvedTool
 
 __all__ = ("attempt", "call_legacy", "call_modern")
 
@@ -83,14 +83,10 @@ def _checked(tool: ResolvedTool, arguments: Mapping[str, Any]) -> _Checked:
 
 
 def _output(tool: ResolvedTool, value: object) -> types.CallToolResult:
-    blocks = content_blocks(value)
-    if blocks is not None:
-        return content_result(blocks)
-    output: JsonValue = to_json_value(value)
-    if tool.output_schema is not None:
-        schema_validator(tool.output_schema).validate(output)
-    model_output = output if tool.to_model_output is None else to_json_value(tool.to_model_output(output))
-    return output_result(output, model_output)
+    shaped = shape_output(tool, value)  # the agent loop's shaping, so both read a tool's output alike
+    if shaped.blocks is not None:
+        return content_result(shaped.blocks)
+    return output_result(shaped.output, shaped.model_output)
 
 
 async def _run(
@@ -111,9 +107,7 @@ async def _run(
     # A tool that never needs approval skips building the policy's context on every call.
     decision = None
     if tool.needs_approval is not False:
-        asked = ApprovalContext(
-            session_id=site.session_id, call_id=site.call_id, tool_name=tool.name, tool_input=tool_input
-        )
+        asked = approval_context(site.session_id, site.call_id, tool.name, tool_input)
         decision = await tool.approval(asked)
     if decision is not None and decision.outcome == "deny":
         return error_result(tool.name, denied_output(decision.reason))

@@ -36,7 +36,7 @@ from eve_py.mcp.serve._results import mcp_block
 from eve_py.mcp.serve._updates import ResourceUpdates
 from eve_py.protocol.content import TextContent, content_blocks
 from eve_py.protocol.pending import RecordedOutcome
-from eve_py.resolvers._solver import Question
+from eve_py.resolvers import Question
 
 __all__ = ("Catalog", "load_catalog", "serve_catalog")
 

@@ -37,7 +37,7 @@ from eve_py.mcp.serve._once import Nonces
 from eve_py.mcp.serve._rounds import decode_state, encode_state, outcome_of, recorded_answers
 from eve_py.mcp.serve._updates import ResourceUpdates
 from eve_py.protocol.pending import RecordedOutcome
-from eve_py.resolvers._solver import Question
+from eve_py.resolvers import Question
 
 __all__ = (
     "INPUT_REQUIRED_VERSION",

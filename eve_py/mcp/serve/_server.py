@@ -38,7 +38,7 @@ from eve_py.mcp.serve._pages import DEFAULT_PAGE_SIZE, Pages
 from eve_py.mcp.serve._results import unknown_tool_result
 from eve_py.mcp.serve._updates import ResourceUpdates
 from eve_py.sessions import MemorySessionStore, SessionStore
-from eve_py.tools._resolved import ResolvedTool
+from eve_py.tools import ResolvedTool
 
 __all__ = ("CallToolHandler", "list_tools", "mcp_server", "mcp_tool", "tools_server")
 
