@@ -299,14 +299,15 @@ class Session:
             SessionEndedError: The session was reset.
             SessionConflictError: Another writer changed the session meanwhile.
         """
-        record = (await self._store.load(self.id)).active()
-        if record.status == "waiting" and not self._turns.running(self.id):
+        if self._turns.running(self.id):
+            raise SessionStateError(
+                f"Session {self.id!r} is running a turn; clear it once it settles.", status="running"
+            )
+        record = await self._store.load(self.id)
+        if record.status == "waiting":
             await self.cancel()
             record = await self._store.load(self.id)
-        if record.status != "idle" or self._turns.running(self.id):
-            raise SessionStateError(
-                f"Session {self.id!r} is running a turn; clear it once it settles.", status=record.status
-            )
+        # The record's own transition refuses a session that is not idle (a turn running elsewhere, or ended).
         self._record = await self._unit(record=record).clear()
 
     async def ignore_delivery(
@@ -339,16 +340,17 @@ class Session:
             SessionStateError: A turn is running.
             SessionConflictError: Another writer changed the session meanwhile.
         """
-        record = await self._store.load(self.id)
-        if record.status == "ended":
-            return False
-        if record.status == "running" or self._turns.running(self.id):
+        if self._turns.running(self.id):
             raise SessionStateError(
                 f"Session {self.id!r} is running a turn; reset it once it settles.", status="running"
             )
+        record = await self._store.load(self.id)
+        if record.status == "ended":
+            return False
         if record.status == "waiting":
             await self.cancel()
             record = await self._store.load(self.id)
+        # The record's own transition refuses a turn running elsewhere.
         self._record = await self._unit(record=record).end()
         return True
 
