@@ -94,6 +94,8 @@ class Runtime:
         self._fanout: tuple[list[EventListener], EventListener] | None = None
         self._live_fanout: tuple[list[LiveListener], LiveListener] | None = None
         self._channel: ModelChannel | None = None
+        self._parts: tuple[tuple[object, ...], UnitParts] | None = None
+        """The last `UnitParts` made, and what it was made of (made again when any of that changes)."""
         self._turns = ActiveTurns()
         self.conversations = ConversationCache()
         """Recent sessions' conversations, so a resumed session reads only what its log gained."""
@@ -144,11 +146,12 @@ class Runtime:
         events: list[Event] = [new_event(SessionStartedData(runtime=identity))]
         # Without a listener nobody outside this call hears of the session before its first turn,
         # whose durable write syncs it too; a server (a listener) acknowledges it at once.
+        listener = self._listener()
         if durable is None:
-            durable = self._listener() is not None
+            durable = listener is not None
         stored = await self.store.create(record, events, durable=durable)
         self.conversations.remember(stored.id, Conversation([], start=stored.history_start))  # no read to start
-        await notify(self._listener(), Committed(record.id, 0, events))
+        await notify(listener, Committed(record.id, 0, events))
         return self._session(stored)
 
     async def get_session(self, session_id: str) -> Session:
@@ -227,6 +230,7 @@ class Runtime:
             self._listeners.append(on_event)
         if on_live is not None:
             self._live_listeners.append(on_live)
+        self._parts = None
 
     def _session(self, record: SessionRecord) -> Session:
         return Session(
@@ -240,11 +244,16 @@ class Runtime:
 
     def _unit_parts(self) -> UnitParts:
         """What this call's unit of work needs (read per call: `on_event`, `model` may be set since)."""
-        model, listener, live = self.model, self._listener(), self._live()
+        model = self.model
+        key = (model, self.store, self.on_event, self.on_live, self.max_steps, self.lease_s)
+        cached = self._parts
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        listener, live = self._listener(), self._live()
         channel = self._channel
         if channel is None or channel.model is not model or channel.live is not live:
             channel = self._channel = ModelChannel(model, live)
-        return UnitParts(
+        parts = UnitParts(
             agent=self.agent,
             model=model,
             store=self.store,
@@ -254,6 +263,8 @@ class Runtime:
             conversations=self.conversations,
             channel=channel,
         )
+        self._parts = (key, parts)
+        return parts
 
     def _listener(self) -> EventListener | None:
         listeners = [listener for listener in (self.on_event, *self._listeners) if listener is not None]

@@ -435,12 +435,14 @@ class Session:
             try:
                 result = await unit.drive()
             finally:
-                with anyio.CancelScope(shield=True):
-                    if result is None or not unit.wrote:
+                if result is not None and unit.wrote:
+                    self._record = unit.record  # what the turn's last write stored
+                else:
+                    with anyio.CancelScope(shield=True):
                         await self.refresh()
-                    else:
-                        self._record = unit.record  # what the turn's last write stored
-                    await unit.acknowledge()
+                if unit.acknowledging:  # it wrote, but not the write it acknowledges at (a failure)
+                    with anyio.CancelScope(shield=True):
+                        await unit.acknowledge()
         if result is None:  # cancelled through cancel()
             return unit.result("failed", "The turn was cancelled.")
         return result

@@ -238,11 +238,16 @@ class TurnUnit:
         if self._first_index is None:
             self._first_index = record.event_count
         self.events += events
-        committed = Committed(record.id, record.event_count, events)
-        await notify(parts.listener, committed)
+        if parts.listener is not None:  # the library alone has none: no coroutine made for nothing
+            await notify(parts.listener, Committed(record.id, record.event_count, events))
         if self._acknowledge is not None and (not self._at_turn or any(isinstance(e, TurnStarted) for e in events)):
             await self.acknowledge()
         return stored
+
+    @property
+    def acknowledging(self) -> bool:
+        """Whether the caller still waits to be told the call's effect is durable."""
+        return self._acknowledge is not None
 
     async def acknowledge(self) -> None:
         """Tell the caller the call's effect is durable, if it was not told yet and something was written."""
@@ -438,10 +443,12 @@ class TurnUnit:
                 traced.cancelled(ended=ended)
                 raise
             finally:
-                # A beat on its way finishes first; then none finds anything to renew.
-                with anyio.CancelScope(shield=True):
-                    async with self._lock:
-                        self._beating = False
+                if self._lock.locked():  # a beat on its way finishes first; then none finds anything to renew
+                    with anyio.CancelScope(shield=True):
+                        async with self._lock:
+                            self._beating = False
+                else:  # no beat can start before this returns: nothing here awaits
+                    self._beating = False
             traced.ended(result)
             return result
 

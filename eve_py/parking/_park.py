@@ -11,7 +11,7 @@ ran gave. Each returns a new, read-only `StepPlan`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -74,8 +74,9 @@ class StepPlan:
         )
 
 
-def _frozen(mapping: Mapping[str, _V]) -> Mapping[str, _V]:
-    return MappingProxyType(dict(mapping))
+def _frozen(mapping: dict[str, _V]) -> Mapping[str, _V]:
+    """A read-only view of a dict built here (and never changed after)."""
+    return MappingProxyType(mapping) if mapping else _EMPTY
 
 
 def triage(assistant: AssistantMessage, tools: Mapping[str, ResolvedTool], unparsed: Mapping[str, str]) -> StepPlan:
@@ -139,13 +140,14 @@ def decide(plan: StepPlan, decisions: Mapping[str, ApprovalDecision | Exception]
             denied[call.tool_call_id] = denial(message, {"policy": "approval", "status": "denied"})
         else:
             runnable.append((call, tool))
-    return replace(
-        plan,
+    return StepPlan(
         results=_frozen(results),
         parked=_frozen(parked),
-        denied=_frozen(denied),
+        questions=plan.questions,
         runnable=tuple(runnable),
-        undecided=(),
+        actions=plan.actions,
+        reports=plan.reports,
+        denied=_frozen(denied),
     )
 
 
@@ -166,13 +168,14 @@ def ran(
             results[call.tool_call_id] = outcome
         else:
             parked[call.tool_call_id] = tuple(elicitation_requests(call, outcome, questions))
-    return replace(
-        plan,
+    return StepPlan(
         results=_frozen(results),
         parked=_frozen(parked),
         questions=_frozen(questions),
-        reports=_frozen({**plan.reports, **reports}),
         runnable=(),
+        actions=plan.actions,
+        reports=_frozen({**plan.reports, **reports}),
+        denied=plan.denied,
     )
 
 
