@@ -262,6 +262,7 @@ class Runtime:
             lease_s=self.lease_s,
             conversations=self.conversations,
             channel=channel,
+            turns=self._turns,
         )
         self._parts = (key, parts)
         return parts

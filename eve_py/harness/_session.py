@@ -318,7 +318,9 @@ class Session:
         answers: Sequence[InputResponse] | None = None,
     ) -> None:
         """Record a delivery that found nothing to act on (`delivery.ignored`): a cancel with no turn
-        to stop, or stale `answers`; it settles `ignored` on eve 1.0's wire, and nothing else changes.
+        to stop (or naming another turn), or stale `answers`; it settles `ignored` on eve 1.0's wire,
+        and nothing else changes. While a turn of the session runs here, it goes with that turn's
+        next write (a write of its own would conflict with the turn's).
 
         Raises:
             SessionConflictError: Another writer changed the session meanwhile (nothing recorded).
@@ -326,7 +328,8 @@ class Session:
         data = DeliveryIgnoredData(
             delivery_id=delivery_id, source=source, reason=reason, answers=list(answers) if answers else None
         )
-        self._record = await (await self._fresh()).append([new_event(data)])
+        if not self._turns.note(self.id, [new_event(data)]):
+            self._record = await (await self._fresh()).append([new_event(data)])
 
     async def reset(self) -> bool:
         """Retire the session for good (eve's `reset`): `session.completed`; later sends are refused.
@@ -443,6 +446,9 @@ class Session:
                 if unit.acknowledging:  # it wrote, but not the write it acknowledges at (a failure)
                     with anyio.CancelScope(shield=True):
                         await unit.acknowledge()
+        if noted := self._turns.take_notes(self.id):  # recorded after the turn's last write
+            with anyio.CancelScope(shield=True):
+                self._record = await (await self._fresh()).append(noted)
         if result is None:  # cancelled through cancel()
             return unit.result("failed", "The turn was cancelled.")
         return result

@@ -1,10 +1,16 @@
-"""`ActiveTurns`: the turns running in this process, by session id, so that `Session.cancel` can stop one."""
+"""`ActiveTurns`: the turns running in this process, by session id, so that `Session.cancel` can stop one.
+
+It also keeps the events to record with a running turn's next write (`note`): a write of its
+own would conflict with the turn's, whose unit of work holds the record.
+"""
 
 from __future__ import annotations
 
 from types import TracebackType
 
 import anyio
+
+from eve_py.protocol import Event
 
 __all__ = ("ActiveTurns",)
 
@@ -14,6 +20,19 @@ class ActiveTurns:
 
     def __init__(self) -> None:
         self._scopes: dict[str, anyio.CancelScope] = {}
+        self.notes: dict[str, list[Event]] = {}
+        """Events waiting for their running turn's next write, by session id."""
+
+    def note(self, session_id: str, events: list[Event]) -> bool:
+        """Record `events` with the running turn's next write; False when no turn of the session runs here."""
+        if session_id not in self._scopes:
+            return False
+        self.notes.setdefault(session_id, []).extend(events)
+        return True
+
+    def take_notes(self, session_id: str) -> list[Event]:
+        """The events waiting for the session's next write (and none are left waiting)."""
+        return self.notes.pop(session_id, []) if self.notes else []
 
     def running(self, session_id: str) -> bool:
         """Whether a turn of this session runs in this process now."""

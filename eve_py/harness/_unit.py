@@ -66,6 +66,7 @@ from eve_py.harness._park import run_step_calls
 from eve_py.harness._settle import checkpoint, parked_again, rerun
 from eve_py.harness._steps import assistant_message, step_instructions
 from eve_py.harness._structured import structured_result
+from eve_py.harness._turns import ActiveTurns
 from eve_py.models import Model, ModelRequest, ModelResponse
 from eve_py.parking._accept import Acceptance
 from eve_py.parking._expire import expire_due, with_deadlines
@@ -131,6 +132,8 @@ class UnitParts:
     conversations: ConversationCache
     channel: ModelChannel
     """The tool context channel of the calls the units run (`ctx.sample`, live reports)."""
+    turns: ActiveTurns
+    """The turns running in this process (and what waits for their next write)."""
 
 
 class TurnUnit:
@@ -227,6 +230,8 @@ class TurnUnit:
         if carried is not None:
             events = [*carried.events, *events]
             written = [*carried.messages, *messages]
+        if parts.turns.notes and (noted := parts.turns.take_notes(record.id)):
+            events = [*events, *noted]  # what others recorded while this turn ran here (`ActiveTurns.note`)
         async with self._lock:
             version = self._stored.version if record.version == self._state_version else record.version
             updated = record.model_copy(update={"lease": lease, "updated_at": now_iso(), "version": version})

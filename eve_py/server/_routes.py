@@ -442,9 +442,10 @@ class Api:
         turn = record.turn
         if turn is None or record.status == "idle" or (body.guarded and body.turn_id != turn.turn_id):
             # Nothing to stop: eve settles such a cancel `ignored`. It is recorded (`delivery.ignored`)
-            # so its delivery settles on the stream, unless a turn runs (that turn's worker writes).
+            # so its delivery settles on the stream: with the turn's next write when it runs here; not
+            # while it runs in another worker (a write here would conflict with that worker's).
             delivery_id = new_id("dlv_cancel_ignored")
-            if record.status != "running":
+            if record.status != "running" or self.runner.busy(session_id):
                 reason = "no turn to stop" if turn is None or record.status == "idle" else "turnId names another turn"
                 with contextlib.suppress(SessionConflictError):  # someone wrote meanwhile: the receipt stands
                     await (await self.runtime.get_session(session_id)).ignore_delivery(delivery_id, "cancel", reason)

@@ -159,6 +159,22 @@ async def test_cancel_of_a_parked_turn_is_a_delivery_applied(hitl_agent: Agent) 
         assert again.status == "awaiting-input", "the session takes the next message"
 
 
+async def test_a_cancel_naming_another_turn_while_a_turn_runs_settles_ignored_and_stops_nothing(
+    hitl_agent: Agent,
+) -> None:
+    model = GatedModel()
+    async with serve(hitl_runtime(hitl_agent, model=model)) as served, Eve1Client(served.base, token=ALICE) as client:
+        session, delivery = await client.create_session("be slow")
+        with anyio.fail_after(10):
+            await model.entered.wait()  # the turn runs: its model step waits
+        cancel = await session.cancel(turn_id="turn_not_this_one")
+        model.release.set()
+        ignored = await cancel.result(timeout_s=10)
+        assert (ignored.status, ignored.outcome) == ("completed", "ignored"), "the running turn's write records it"
+        done = await delivery.result(timeout_s=10)
+    assert (done.outcome, done.reply) == ("handled", "Finally done."), "the turn it did not name ran on"
+
+
 async def test_clear_then_end_and_a_message_after_the_end_is_refused(hitl_agent: Agent) -> None:
     async with serve(hitl_runtime(hitl_agent)) as served, Eve1Client(served.base, token=ALICE) as client:
         session, delivery = await client.create_session("tell me a story")
