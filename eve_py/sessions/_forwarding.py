@@ -1,8 +1,7 @@
 """`ForwardingStore`: a `SessionStore` that passes every call to another, for wrappers to build on.
 
-A wrapper that watches or changes some calls (the heartbeat's `LeaseKeeper`, a test's store
-that stops at a chosen commit, a benchmark's byte counter) subclasses it and overrides only
-those calls.
+A wrapper that watches or changes some calls (a test's store that stops at a chosen commit, a
+benchmark's byte counter) subclasses it and overrides only those calls.
 """
 
 from __future__ import annotations
