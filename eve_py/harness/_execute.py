@@ -193,10 +193,10 @@ class ModelChannel:
     limit, so `max_tokens` is the provider's default. With `live`, each call's reports also go to
     it as they happen (`Runtime(on_live=...)`)."""
 
-    __slots__ = ("live", "model")
+    __slots__ = ("_model", "live")
 
     def __init__(self, model: Model, live: LiveListener | None = None) -> None:
-        self.model = model
+        self._model = model
         self.live = live
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
@@ -213,9 +213,9 @@ class ModelChannel:
             ModelError: The provider failed.
         """
         request = ModelRequest(instructions=system_prompt, messages=[UserMessage(content=prompt)], tools=[])
-        response = await self.model.request(request)
+        response = await self._model.request(request)
         if not response.text:
-            raise ToolError(f"the agent's model ({self.model.name}) answered the sampling request with no text")
+            raise ToolError(f"the agent's model ({self._model.name}) answered the sampling request with no text")
         return response.text
 
     async def list_roots(self) -> list[Root]:

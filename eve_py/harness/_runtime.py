@@ -91,9 +91,6 @@ class Runtime:
         self.lease_s = lease_s
         self._listeners: list[EventListener] = []
         self._live_listeners: list[LiveListener] = []
-        self._fanout: tuple[list[EventListener], EventListener] | None = None
-        self._live_fanout: tuple[list[LiveListener], LiveListener] | None = None
-        self._channel: ModelChannel | None = None
         self._parts: tuple[tuple[object, ...], UnitParts] | None = None
         """The last `UnitParts` made, and what it was made of (made again when any of that changes)."""
         self._turns = ActiveTurns()
@@ -249,19 +246,15 @@ class Runtime:
         cached = self._parts
         if cached is not None and cached[0] == key:
             return cached[1]
-        listener, live = self._listener(), self._live()
-        channel = self._channel
-        if channel is None or channel.model is not model or channel.live is not live:
-            channel = self._channel = ModelChannel(model, live)
         parts = UnitParts(
             agent=self.agent,
             model=model,
             store=self.store,
             max_steps=self.max_steps,
-            listener=listener,
+            listener=self._listener(),
             lease_s=self.lease_s,
             conversations=self.conversations,
-            channel=channel,
+            channel=ModelChannel(model, self._live()),
             turns=self._turns,
         )
         self._parts = (key, parts)
@@ -271,22 +264,18 @@ class Runtime:
         listeners = [listener for listener in (self.on_event, *self._listeners) if listener is not None]
         if len(listeners) <= 1:
             return listeners[0] if listeners else None
-        if self._fanout is None or self._fanout[0] != listeners:
-            self._fanout = (listeners, _fan_out(listeners))
-        return self._fanout[1]
+        return _fan_out(listeners)
 
     def _live(self) -> LiveListener | None:
         listeners = [listener for listener in (self.on_live, *self._live_listeners) if listener is not None]
         if len(listeners) <= 1:
             return listeners[0] if listeners else None
-        if self._live_fanout is None or self._live_fanout[0] != listeners:
 
-            def live(session_id: str, event: Event) -> None:
-                for listener in listeners:
-                    listener(session_id, event)
+        def live(session_id: str, event: Event) -> None:
+            for listener in listeners:
+                listener(session_id, event)
 
-            self._live_fanout = (listeners, live)
-        return self._live_fanout[1]
+        return live
 
 
 def _fan_out(listeners: list[EventListener]) -> EventListener:

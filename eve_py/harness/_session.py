@@ -16,6 +16,7 @@ only when it turns out stale (`_fresh`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -25,7 +26,7 @@ from typing import Any, Literal
 import anyio
 
 from eve_py._json import JsonSchema, JsonValue
-from eve_py.errors import RequestExpiredError, SessionStateError, UsageError
+from eve_py.errors import RequestExpiredError, SessionConflictError, SessionStateError, UsageError
 from eve_py.harness._conversation import ConversationCache
 from eve_py.harness._expire import Sweeper
 from eve_py.harness._heartbeat import check_takeover
@@ -447,7 +448,8 @@ class Session:
                     with anyio.CancelScope(shield=True):
                         await unit.acknowledge()
         if noted := self._turns.take_notes(self.id):  # recorded after the turn's last write
-            with anyio.CancelScope(shield=True):
+            # Someone wrote meanwhile: the notes' receipts stand, as a direct write's would (`ignore_delivery`).
+            with anyio.CancelScope(shield=True), contextlib.suppress(SessionConflictError):
                 self._record = await (await self._fresh()).append(noted)
         if result is None:  # cancelled through cancel()
             return unit.result("failed", "The turn was cancelled.")

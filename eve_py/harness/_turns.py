@@ -20,19 +20,19 @@ class ActiveTurns:
 
     def __init__(self) -> None:
         self._scopes: dict[str, anyio.CancelScope] = {}
-        self.notes: dict[str, list[Event]] = {}
+        self._notes: dict[str, list[Event]] = {}
         """Events waiting for their running turn's next write, by session id."""
 
     def note(self, session_id: str, events: list[Event]) -> bool:
         """Record `events` with the running turn's next write; False when no turn of the session runs here."""
         if session_id not in self._scopes:
             return False
-        self.notes.setdefault(session_id, []).extend(events)
+        self._notes.setdefault(session_id, []).extend(events)
         return True
 
     def take_notes(self, session_id: str) -> list[Event]:
         """The events waiting for the session's next write (and none are left waiting)."""
-        return self.notes.pop(session_id, []) if self.notes else []
+        return self._notes.pop(session_id, []) if self._notes else []
 
     def running(self, session_id: str) -> bool:
         """Whether a turn of this session runs in this process now."""

@@ -166,8 +166,7 @@ class TurnUnit:
         self.events: list[Event] = []
         """Every event this unit wrote, oldest first."""
         self._first_index: int | None = None
-        self.wrote = False
-        """Whether this unit wrote anything."""
+        """The log index of this unit's first event (None until it writes)."""
         self._owner = new_id("wkr")
         self._takeover = False
         self._lock = anyio.Lock(fast_acquire=True)  # a free lock is taken without a trip around the loop
@@ -230,7 +229,7 @@ class TurnUnit:
         if carried is not None:
             events = [*carried.events, *events]
             written = [*carried.messages, *messages]
-        if parts.turns.notes and (noted := parts.turns.take_notes(record.id)):
+        if noted := parts.turns.take_notes(record.id):
             events = [*events, *noted]  # what others recorded while this turn ran here (`ActiveTurns.note`)
         async with self._lock:
             version = self._stored.version if record.version == self._state_version else record.version
@@ -238,7 +237,6 @@ class TurnUnit:
             stored = await parts.store.commit(updated, events, written, durable=durable or parts.listener is not None)
             self._record = self._stored = stored
             self._state_version = stored.version
-        self.wrote = True
         self._remember(stored, written, messages)
         if self._first_index is None:
             self._first_index = record.event_count
@@ -248,6 +246,11 @@ class TurnUnit:
         if self._acknowledge is not None and (not self._at_turn or any(isinstance(e, TurnStarted) for e in events)):
             await self.acknowledge()
         return stored
+
+    @property
+    def wrote(self) -> bool:
+        """Whether this unit wrote anything."""
+        return self._first_index is not None
 
     @property
     def acknowledging(self) -> bool:
